@@ -1,0 +1,46 @@
+# Attention Lab: `make lab` to study, `make test` to check everything.
+# Each target sets up what it needs on a fresh machine (python3 with venv and make).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8888
+NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
+
+.PHONY: setup lab test lint notebooks kernel e2e clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --no-browser --port=$(PORT) --notebook-dir=notebooks \
+		--LabApp.default_url=/lab/tree/00_start_here.ipynb
+
+test: $(STAMP) lint
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks --nbval \
+		--nbval-current-env --nbval-cell-timeout=120 \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Re-execute every notebook in place so its stored outputs are current
+# (one or a few: make notebooks NB="notebooks/03_scaling_sqrt_dk.ipynb").
+notebooks: $(STAMP)
+	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter nbconvert \
+		--to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
+		$(NB)
+
+# Register this environment as a Jupyter kernel for a Jupyter installed elsewhere.
+kernel: $(STAMP)
+	$(BIN)/python -m ipykernel install --user --name attention-lab --display-name "Attention Lab (.venv)"
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache

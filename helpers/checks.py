@@ -1,0 +1,90 @@
+"""Auto-checked exercises: ``check("03.2", answer)`` says right or not yet, with a hint.
+
+A checker never prints the expected answer. Exercises live in ``helpers/exercises/``,
+one module per notebook, each registering its checkers with :func:`exercise`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+Checker = Callable[[Any], bool | str]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: ``checker(answer)`` returns True, False, or a specific hint (= wrong)."""
+
+    exercise_id: str
+    hint: str
+    checker: Checker
+
+
+_REGISTRY: dict[str, Exercise] = {}
+
+
+def exercise(exercise_id: str, hint: str) -> Callable[[Checker], Checker]:
+    """Register a checker under ``exercise_id`` (e.g. "03.2" = notebook 03, exercise 2)."""
+
+    def register(checker: Checker) -> Checker:
+        if exercise_id in _REGISTRY:
+            raise ValueError(f"exercise {exercise_id!r} is registered twice")
+        _REGISTRY[exercise_id] = Exercise(exercise_id, hint, checker)
+        return checker
+
+    return register
+
+
+def _load_all() -> None:
+    from . import exercises
+
+    for module in pkgutil.iter_modules(exercises.__path__):
+        importlib.import_module(f"{exercises.__name__}.{module.name}")
+
+
+def exercises() -> dict[str, Exercise]:
+    """Every registered exercise, by id."""
+    _load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def evaluate(exercise_id: str, answer: Any) -> tuple[bool, str]:
+    """(correct, message) for an answer, without printing. The message never holds the answer."""
+    known = exercises()
+    if exercise_id not in known:
+        raise ValueError(f"unknown exercise {exercise_id!r}; known: {', '.join(known)}")
+    ex = known[exercise_id]
+    if answer is ... or answer is None:
+        return False, "Not answered yet: replace the `...` with your answer and run the cell again."
+    try:
+        verdict = ex.checker(answer)
+    except Exception as exc:  # an answer of the wrong kind must not crash the lesson
+        return False, f"Not yet: could not check this answer ({type(exc).__name__}: {exc}). Hint: {ex.hint}"
+    if verdict is True:
+        return True, "Correct!"
+    return False, f"Not yet. Hint: {verdict if isinstance(verdict, str) else ex.hint}"
+
+
+def check(exercise_id: str, answer: Any) -> None:
+    """Check an exercise answer and print ✅ / ❌ with a hint."""
+    correct, message = evaluate(exercise_id, answer)
+    print(f"{'✅' if correct else '❌'} Exercise {exercise_id}: {message}")
+
+
+# --- small building blocks for checkers -------------------------------------------
+
+
+def close(answer: Any, expected: Any, *, atol: float = 1e-4, rtol: float = 1e-4) -> bool | str:
+    """True if ``answer`` equals ``expected`` numerically (any array kind); else a shape hint."""
+    got = np.asarray(answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer, dtype=float)
+    want = np.asarray(expected.detach().cpu() if isinstance(expected, torch.Tensor) else expected, dtype=float)
+    if got.shape != want.shape:
+        return f"your answer has shape {got.shape}, the question asks for shape {want.shape}."
+    return bool(np.allclose(got, want, atol=atol, rtol=rtol))

@@ -1,0 +1,219 @@
+"""Live figures driven by ipywidgets controls.
+
+The figure is made once. Each control change calls an update function that edits the
+figure's artists in place; the figure is rendered by Agg to a PNG and shown in an
+``ipywidgets.Image``. No re-plot per event, no matplotlib frontend extension needed.
+
+Displayed in JupyterLab the explorer is live; displayed anywhere else (nbval, GitHub,
+nbconvert) the same output carries a static PNG of its current state.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image
+
+from .plots import as_matrix, label_axes, mask_overlay
+
+Readouts = Mapping[str, float | int | str]
+
+
+def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
+    """A figure outside pyplot (so the inline backend never shows it twice), Agg canvas."""
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """PNG of what the canvas last drew (no redraw), fast compression."""
+    canvas = fig.canvas
+    buffer = io.BytesIO()
+    rgba = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    rgba.convert("RGB").save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
+
+
+def format_readouts(readouts: Readouts) -> str:
+    """An HTML table of name: value, floats with 3 decimals."""
+    rows = "".join(
+        f"<tr><td style='padding-right:1em'>{html.escape(str(k))}</td>"
+        f"<td style='text-align:right;font-family:monospace'>"
+        f"{v:.3f}</td></tr>" if isinstance(v, float) else
+        f"<tr><td style='padding-right:1em'>{html.escape(str(k))}</td>"
+        f"<td style='text-align:right;font-family:monospace'>{html.escape(str(v))}</td></tr>"
+        for k, v in readouts.items()
+    )
+    return f"<table>{rows}</table>"
+
+
+class LiveFigure:
+    """Controls -> ``update(**values)`` edits a figure made once -> PNG in an Image widget.
+
+    Args:
+        fig: the figure, ideally from :func:`new_figure`.
+        update: called with the controls' current values as keyword arguments; edits the
+            figure's artists (``set_data``, ``set_height``, ...) and may return readouts,
+            a mapping of name -> value shown beside the picture.
+        controls: name -> ipywidgets control; the name is the keyword ``update`` receives.
+
+    Attributes:
+        readouts: the last readouts returned by ``update``.
+        last_update_ms: wall time of the last update (compute + draw + PNG).
+    """
+
+    def __init__(
+        self,
+        fig: Figure,
+        update: Callable[..., Readouts | None],
+        controls: Mapping[str, widgets.ValueWidget],
+    ) -> None:
+        self.fig = fig
+        self.controls = dict(controls)
+        self._update = update
+        self.image = widgets.Image(format="png")
+        self.readout_box = widgets.HTML()
+        self.readouts: Readouts = {}
+        self.last_update_ms = float("nan")
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.refresh()
+
+    @property
+    def values(self) -> dict:
+        """The controls' current values, by name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def set(self, **values) -> None:
+        """Move controls programmatically (as a learner would); each change refreshes once."""
+        for name, value in values.items():
+            if name not in self.controls:
+                raise ValueError(f"no control named {name!r}; controls are {list(self.controls)}")
+            self.controls[name].value = value
+
+    def _on_change(self, _change) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Run the update, redraw and publish the new picture and readouts."""
+        start = time.perf_counter()
+        self.readouts = dict(self._update(**self.values) or {})
+        self.image.value = self.render()
+        self.readout_box.value = format_readouts(self.readouts)
+        self.last_update_ms = (time.perf_counter() - start) * 1e3
+
+    def render(self) -> bytes:
+        """Draw the whole figure and encode it."""
+        self.fig.canvas.draw()
+        return png_bytes(self.fig)
+
+    @property
+    def widget(self) -> widgets.Box:
+        """The controls above, the picture and readouts below."""
+        controls = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        return widgets.VBox([controls, widgets.HBox([self.image, self.readout_box])])
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)  # live view in JupyterLab
+        bundle["image/png"] = base64.b64encode(self.image.value).decode()  # static fallback
+        bundle["text/plain"] = f"{type(self).__name__} ({', '.join(self.controls)})"
+        return bundle
+
+
+@dataclass
+class HeatmapFrame:
+    """What a heatmap explorer's compute function returns for one position of the controls.
+
+    weights: (n_q, n_k). mask: optional bool broadcastable to it, True = may attend.
+    readouts: numbers shown beside the picture (entropy, max weight, ...).
+    """
+
+    weights: np.ndarray
+    query_labels: Sequence[str] | None = None
+    key_labels: Sequence[str] | None = None
+    mask: np.ndarray | None = None
+    readouts: Readouts = field(default_factory=dict)
+
+
+class LiveHeatmap(LiveFigure):
+    """The series' live attention heatmap: controls -> compute -> heatmap updated in place.
+
+    Args:
+        compute: called with the controls' values; returns a :class:`HeatmapFrame` or a
+            bare (n_q, n_k) matrix.
+        controls: name -> ipywidgets control.
+        title: fixed figure title.
+        vmin, vmax: colour range (weights: 0..1).
+
+    Only the image and the mask overlay are redrawn per update (blitting over a cached
+    background); axes, ticks and colour bar are redrawn only when the shape or labels change.
+    """
+
+    def __init__(
+        self,
+        compute: Callable[..., HeatmapFrame | np.ndarray],
+        controls: Mapping[str, widgets.ValueWidget],
+        *,
+        title: str | None = None,
+        vmin: float = 0.0,
+        vmax: float = 1.0,
+        cmap: str = "viridis",
+        figsize: tuple[float, float] = (5.2, 4.4),
+        cbar_label: str = "attention weight",
+    ) -> None:
+        fig = new_figure(figsize)
+        self.ax = fig.add_subplot()
+        self.heat = self.ax.imshow(np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", animated=True)
+        self.overlay = self.ax.imshow(np.zeros((1, 1, 4)), interpolation="nearest", animated=True)
+        fig.colorbar(self.heat, ax=self.ax, label=cbar_label, fraction=0.046, pad=0.04)
+        if title:
+            self.ax.set_title(title)
+        self._compute = compute
+        self._layout_key = None
+        self._background = None
+        self.frame: HeatmapFrame | None = None
+        super().__init__(fig, self._draw_frame, controls)
+
+    def _draw_frame(self, **values) -> Readouts:
+        frame = self._compute(**values)
+        if not isinstance(frame, HeatmapFrame):
+            frame = HeatmapFrame(frame)
+        weights = as_matrix(frame.weights)
+        n_q, n_k = weights.shape
+        key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()))
+        if key != self._layout_key:  # new shape or labels: re-lay the axes once
+            extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
+            self.heat.set_extent(extent)
+            self.overlay.set_extent(extent)
+            self.ax.set_xlim(extent[:2])
+            self.ax.set_ylim(extent[2:])
+            label_axes(self.ax, n_q, n_k, frame.query_labels, frame.key_labels)
+            self._layout_key, self._background = key, None
+        self.heat.set_data(weights)
+        blocked = np.zeros((1, 1), bool) if frame.mask is None else ~np.broadcast_to(as_matrix(frame.mask, "mask"), weights.shape)
+        self.overlay.set_visible(bool(blocked.any()))  # an invisible artist costs no draw time
+        if blocked.any():
+            self.overlay.set_data(mask_overlay(blocked))
+        self.frame = HeatmapFrame(weights, frame.query_labels, frame.key_labels, frame.mask, dict(frame.readouts))
+        return frame.readouts
+
+    def render(self) -> bytes:
+        canvas = self.fig.canvas
+        if self._background is None:
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            canvas.restore_region(self._background)
+        self.ax.draw_artist(self.heat)  # opaque: covers whatever the background held there
+        self.ax.draw_artist(self.overlay)
+        return png_bytes(self.fig)

@@ -1,0 +1,29 @@
+"""The exercise checker: right answers pass, wrong ones get a hint, the answer is never shown."""
+
+import pytest
+
+from helpers.checks import check, evaluate, exercises
+
+
+def test_every_notebook_exercise_is_registered_once():
+    ids = list(exercises())
+    assert "00.1" in ids and len(ids) == len(set(ids))
+
+
+def test_right_and_wrong(capsys):
+    assert evaluate("00.1", 12) == (True, "Correct!")
+    correct, message = evaluate("00.1", 7)
+    assert not correct and "Hint" in message and "12" not in message
+    check("00.1", 12)
+    assert "✅" in capsys.readouterr().out
+
+
+def test_unanswered_and_unreadable_answers_are_not_crashes():
+    assert evaluate("00.1", ...) [0] is False
+    correct, message = evaluate("00.1", "twelve")
+    assert not correct and "could not check" in message
+
+
+def test_unknown_exercise():
+    with pytest.raises(ValueError, match="unknown exercise '99.9'"):
+        evaluate("99.9", 1)

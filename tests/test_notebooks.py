@@ -1,0 +1,74 @@
+"""What nbval cannot see: every notebook executed in order, no error, and the shape every
+chapter follows (objectives, predictions, recap, VLA box, exercises, next link)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ALL = sorted(p for p in NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+CHAPTERS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def markdown(path: Path) -> str:
+    return "\n".join(source(c) for c in cells(path) if c["cell_type"] == "markdown")
+
+
+def test_there_are_notebooks():
+    assert (NOTEBOOKS / "00_start_here.ipynb").exists()
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_executed_in_order_without_errors(path):
+    counts = []
+    for cell in cells(path):
+        if cell["cell_type"] != "code" or not source(cell).strip():
+            continue
+        assert cell["execution_count"] is not None, f"never executed: {source(cell)[:80]!r}"
+        counts.append(cell["execution_count"])
+        expected_error = "NBVAL_RAISES_EXCEPTION" in source(cell) and "raises-exception" in cell["metadata"].get("tags", [])
+        if not expected_error:
+            errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
+            assert not errors, f"cell [{cell['execution_count']}] stored an error: {errors[0]['ename']}"
+        stderr = [o for o in cell["outputs"] if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
+        assert not stderr, f"cell [{cell['execution_count']}] printed a warning: {''.join(stderr[0]['text'])[:200]}"
+    assert counts == list(range(1, len(counts) + 1)), f"cells not run top to bottom in one fresh kernel: {counts}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_has_the_series_shape(path):
+    text = markdown(path)
+    assert cells(path)[0]["cell_type"] == "markdown" and source(cells(path)[0]).startswith("# ")
+    for part in ("What you will learn", "Predict:", "Recap", "VLA", "Exercises"):
+        assert part in text, f"{path.name} has no '{part}'"
+    assert re.search(r"\]\((\./)?\d\d_[a-z0-9_]+\.ipynb\)", text) or "last notebook" in text.lower(), "no link to the next notebook"
+    checks = sum(source(c).count("check(\"") for c in cells(path) if c["cell_type"] == "code")
+    assert 3 <= checks <= 6, f"{path.name} has {checks} checked exercises; the series asks for 3-6"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_has_a_solutions_notebook_that_passes(path):
+    solutions = NOTEBOOKS / "solutions" / path.name.replace(".ipynb", "_solutions.ipynb")
+    assert solutions.exists(), f"missing {solutions.relative_to(NOTEBOOKS)}"
+    printed = "".join("".join(o.get("text", "")) for c in cells(solutions) if c["cell_type"] == "code" for o in c["outputs"])
+    assert "✅" in printed and "❌" not in printed, "a stored solution does not pass its check"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_widget_outputs_are_ignored_and_carry_a_static_picture(path):
+    for cell in cells(path):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert "NBVAL_IGNORE_OUTPUT" in source(cell), "a widget cell must be marked # NBVAL_IGNORE_OUTPUT"
+                assert "image/png" in data, "a widget output needs a static PNG fallback"
