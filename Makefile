@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
 .PHONY: setup lab test lint notebooks kernel e2e clean
@@ -19,7 +20,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --no-browser --port=$(PORT) --notebook-dir=notebooks \
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --notebook-dir=notebooks $(ROOT_FLAG) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test: $(STAMP) lint
