@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as stored PNGs
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
@@ -24,7 +25,7 @@ lab: $(STAMP)
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test: $(STAMP) lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks --nbval \
+	MPLBACKEND=$(INLINE) $(BIN)/python -m pytest tests notebooks --nbval \
 		--nbval-current-env --nbval-cell-timeout=120 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
@@ -34,7 +35,7 @@ lint: $(STAMP)
 # Re-execute every notebook in place so its stored outputs are current
 # (one or a few: make notebooks NB="notebooks/03_scaling_sqrt_dk.ipynb").
 notebooks: $(STAMP)
-	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter nbconvert \
+	MPLBACKEND=$(INLINE) $(BIN)/jupyter nbconvert \
 		--to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
 		$(NB)
@@ -42,6 +43,19 @@ notebooks: $(STAMP)
 # Register this environment as a Jupyter kernel for a Jupyter installed elsewhere.
 kernel: $(STAMP)
 	$(BIN)/python -m ipykernel install --user --name attention-lab --display-name "Attention Lab (.venv)"
+
+# Real-browser tests, not part of `make test`: each widget notebook in JupyterLab (a throw-away
+# copy) driven from the keyboard in Debian's headless Chromium via Playwright, plus the
+# slider-to-picture latency. Installs chromium (apt) and playwright (pip) when missing;
+# never `playwright install`. Screenshots and latency.json go to build/e2e/.
+CHROMIUM   ?= /usr/bin/chromium
+PLAYWRIGHT := playwright==1.65.2
+
+e2e: $(STAMP)
+	@test -x $(CHROMIUM) || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache
