@@ -65,8 +65,9 @@ def label_axes(ax: Axes, n_q: int, n_k: int, query_labels=None, key_labels=None)
         if names is not None and len(names) != n:
             raise ValueError(f"{len(names)} {which}-labels given for {n} {which}-positions")
         axis.set_ticks(ticks, [str(names[i]) if names is not None else str(i) for i in ticks])
-    longest = max((len(str(s)) for s in key_labels or [""]), default=0)
-    ax.tick_params(axis="x", labelrotation=90 if (n_k > 12 or longest > 3) and n_k > 3 else 0)
+    shown = len(tick_positions(n_k))
+    longest = max((len(str(s)) for s in key_labels), default=1) if key_labels is not None else len(str(n_k))
+    ax.tick_params(axis="x", labelrotation=0 if shown * longest <= 24 else 90)  # upright if they fit
     ax.set_xlabel(KEY_AXIS_LABEL)
     ax.set_ylabel(QUERY_AXIS_LABEL)
 
