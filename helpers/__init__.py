@@ -6,14 +6,21 @@ Masks are boolean with True = may attend.
 
 from .attention import scaled_dot_product_attention, softmax
 from .checks import check
+from .layers import DecoderBlock, EncoderBlock, FeedForward, LayerNorm, MultiHeadAttention, RMSNorm
 from .masks import causal_mask, padding_mask
 from .plots import attention_grid, attention_heatmap
 from .widgets import HeatmapFrame, LiveFigure, LiveHeatmap
 
 __all__ = [
+    "DecoderBlock",
+    "EncoderBlock",
+    "FeedForward",
     "HeatmapFrame",
+    "LayerNorm",
     "LiveFigure",
     "LiveHeatmap",
+    "MultiHeadAttention",
+    "RMSNorm",
     "attention_grid",
     "attention_heatmap",
     "causal_mask",
