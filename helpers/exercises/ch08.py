@@ -1,0 +1,58 @@
+"""Notebook 08 (position): checkers. None of them prints the expected answer."""
+
+import math
+
+import numpy as np
+
+from helpers.checks import close, exercise
+
+
+@exercise("08.1", hint="count the patches along one side, square it, and remember the extra token ViT prepends.")
+def _vit_position_rows(answer):
+    value = float(answer)
+    if value == (224 // 16) ** 2:
+        return "that is the number of patches; the table also needs a row for the [CLS] token."
+    return value == (224 // 16) ** 2 + 1
+
+
+@exercise("08.2", hint="without positions the outputs move with their tokens: find where old token 1 went in perm2.")
+def _where_did_dog_go(answer):
+    perm2 = [3, 0, 4, 1, 2]
+    value = float(answer)
+    if value == perm2[1]:
+        return "perm2[1] is the old token now at position 1; you want the new position j with perm2[j] == 1."
+    return value == perm2.index(1)
+
+
+def _pe_row(p: int, d_model: int) -> np.ndarray:
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    row = np.empty(d_model)
+    row[0::2], row[1::2] = np.sin(p * omega), np.cos(p * omega)
+    return row
+
+
+@exercise("08.3", hint="omega_i = 10000 ** (-2i / d_model) for i = 0, 1, 2; then sin(5·omega_i), cos(5·omega_i), interleaved.")
+def _pe_by_hand(answer):
+    got = np.asarray(answer, dtype=float).ravel()
+    want = _pe_row(5, 6)
+    if got.shape == want.shape and np.allclose(np.sort(got), np.sort(want), atol=1e-4) and not np.allclose(got, want, atol=1e-4):
+        return "the right numbers in the wrong order: interleave them, sin then cos for each pair."
+    return close(got, want)
+
+
+@exercise("08.4", hint="the last pair is i = d_model/2 - 1; its speed is omega = 10000 ** (-2i / d_model), one turn is 2π radians.")
+def _slowest_wavelength(answer):
+    omega_last = 10000.0 ** (-(512 - 2) / 512)
+    want = 2 * math.pi / omega_last
+    value = float(answer)
+    if math.isclose(value, 1 / omega_last, rel_tol=0.01):
+        return "that is 1/omega, the positions per radian; a full turn is 2π radians."
+    return math.isclose(value, want, rel_tol=0.01)
+
+
+@exercise("08.5", hint="with RoPE the score depends only on the offset (key position minus query position).")
+def _rope_same_score(answer):
+    value = float(answer)
+    if value == 10 - 2:
+        return "the offset has a direction: the key was 2 positions *after* the query."
+    return value == 12

@@ -1,0 +1,46 @@
+"""Notebook 08's checkers accept the right answers, reject wrong ones, and never reveal them."""
+
+import math
+
+import numpy as np
+import pytest
+
+from helpers.checks import evaluate
+from helpers.position import sinusoidal_encoding
+
+RIGHT = {
+    "08.1": 197,
+    "08.2": 3,
+    "08.3": sinusoidal_encoding(6, 6)[5].double().numpy(),
+    "08.4": 2 * math.pi * 10000 ** (510 / 512),
+    "08.5": 12,
+}
+WRONG = {
+    "08.1": [196, 198, "many"],
+    "08.2": [0, 1, 4],
+    "08.3": [np.zeros(6), sinusoidal_encoding(6, 6)[4].numpy(), np.arange(3)],
+    "08.4": [10000 ** (510 / 512), 10000.0, 2 * math.pi],
+    "08.5": [8, 10, 5],
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(RIGHT))
+def test_right_answer_is_accepted(exercise_id):
+    assert evaluate(exercise_id, RIGHT[exercise_id]) == (True, "Correct!")
+
+
+@pytest.mark.parametrize("exercise_id, wrong", [(e, w) for e, ws in WRONG.items() for w in ws])
+def test_wrong_answer_is_rejected_without_revealing(exercise_id, wrong):
+    correct, message = evaluate(exercise_id, wrong)
+    assert not correct and "Hint" in message
+    assert str(RIGHT[exercise_id]) not in message
+
+
+def test_swapped_sin_cos_gets_a_specific_hint():
+    right = RIGHT["08.3"]
+    swapped = right.reshape(3, 2)[:, ::-1].ravel()
+    assert "order" in evaluate("08.3", swapped)[1]
+
+
+def test_unanswered_is_not_an_error():
+    assert evaluate("08.1", ...) == (False, "Not answered yet: replace the `...` with your answer and run the cell again.")
