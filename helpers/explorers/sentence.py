@@ -1,0 +1,147 @@
+"""Notebook 04's explorer: pick a sentence and a query token; see its attention row and the heatmap.
+
+Wires two dropdowns to what notebook 04 builds: the toy embeddings, the hand-set
+QKVProjection and single-head self-attention (``helpers.qkv.self_attention``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+from matplotlib.patches import Rectangle
+
+from ..embeddings import load_sentences, load_toy_embeddings, tokenize
+from ..plots import KEY_AXIS_LABEL, label_axes
+from ..qkv import hand_set_projection, self_attention
+from ..widgets import LiveFigure, new_figure, png_bytes
+
+
+def query_options(tokens: Sequence[str]) -> list[tuple[str, int]]:
+    """Dropdown options "position · word" -> position (a word may occur twice)."""
+    return [(f"{i} · {tok}", i) for i, tok in enumerate(tokens)]
+
+
+class SentenceExplorer(LiveFigure):
+    """Two panels: the query's attention row as bars, and the sentence's whole heatmap.
+
+    The query dropdown follows the sentence (one redraw per change of either). Moving the
+    query redraws only the bars and the row marker over a cached background; a new
+    sentence re-lays both axes once.
+    """
+
+    def __init__(self, sentences: Sequence[str], sentence: int = 0, query: int = 4) -> None:
+        self.emb = load_toy_embeddings()
+        self.projection = hand_set_projection(self.emb.axes)
+        for s in sentences:
+            self.emb.ids(s)  # unknown words: a clear error now, not inside a callback
+        self._weights: dict[str, np.ndarray] = {}
+        self._syncing = False
+        self._background = None
+        self._laid_out_for: str | None = None
+
+        longest = max(len(tokenize(s)) for s in sentences)
+        fig = new_figure((10.0, 4.6))
+        self.ax_bar, self.ax_heat = fig.subplots(1, 2, width_ratios=[1.0, 1.05])
+        self.bars = self.ax_bar.bar(np.arange(longest), np.zeros(longest), color="tab:blue", animated=True)
+        self.ax_bar.set(ylim=(0, 1.08), ylabel="attention weight (the row sums to 1)", xlabel=KEY_AXIS_LABEL,
+                        title="the query's row (orange: the query itself)")
+        self.bar_label = self.ax_bar.text(0.02, 0.97, "", transform=self.ax_bar.transAxes, va="top", animated=True)
+        self.heat = self.ax_heat.imshow(np.zeros((1, 1)), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+        fig.colorbar(self.heat, ax=self.ax_heat, label="attention weight", fraction=0.046, pad=0.04)
+        self.ax_heat.set_title("every query of the sentence (red: the chosen row)")
+        self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="tab:red", linewidth=2.5, animated=True)
+        self.ax_heat.add_patch(self.row_box)
+
+        first = sentences[sentence]
+        controls = {
+            "sentence": widgets.Dropdown(options=list(sentences), value=first, description="sentence",
+                                         layout=widgets.Layout(width="32em")),
+            "query": widgets.Dropdown(options=query_options(tokenize(first)),
+                                      value=min(query, len(tokenize(first)) - 1), description="query token"),
+        }
+        super().__init__(fig, self._update, controls)
+
+    def weights_of(self, sentence: str) -> np.ndarray:
+        """The (n, n) attention weights of a sentence (computed once, then cached)."""
+        if sentence not in self._weights:
+            with torch.no_grad():
+                _, w = self_attention(self.emb.embed(sentence), self.projection)
+            self._weights[sentence] = w.numpy()
+        return self._weights[sentence]
+
+    def _on_change(self, change) -> None:
+        if self._syncing:
+            return
+        if change["owner"] is self.controls["sentence"]:
+            query = self.controls["query"]
+            keep, tokens = query.value, tokenize(change["new"])
+            self._syncing = True
+            try:  # new options reset the value; keep the old position where it still exists
+                query.options = query_options(tokens)
+                query.value = min(keep, len(tokens) - 1)
+            finally:
+                self._syncing = False
+        self.refresh()
+
+    def _lay_out(self, sentence: str, tokens: list[str], w: np.ndarray) -> None:
+        n = len(tokens)
+        for i, bar in enumerate(self.bars):
+            bar.set_visible(i < n)
+        self.ax_bar.set_xlim(-0.6, n - 0.4)
+        self.ax_bar.set_xticks(np.arange(n), tokens, rotation=60)
+        self.heat.set_data(w)
+        self.heat.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        self.ax_heat.set_xlim(-0.5, n - 0.5)
+        self.ax_heat.set_ylim(n - 0.5, -0.5)
+        label_axes(self.ax_heat, n, n, tokens, tokens)
+        self.row_box.set_width(n)
+        self._laid_out_for, self._background = sentence, None
+
+    def _update(self, sentence: str, query: int) -> dict:
+        tokens = tokenize(sentence)
+        n = len(tokens)
+        query = min(int(query), n - 1)
+        w = self.weights_of(sentence)
+        if self._laid_out_for != sentence:
+            self._lay_out(sentence, tokens, w)
+        row = w[query]
+        for i, bar in enumerate(self.bars[:n]):
+            bar.set_height(row[i])
+            bar.set_color("tab:orange" if i == query else "tab:blue")
+        self.row_box.set_y(query - 0.5)
+        self.bar_label.set_text(f'query: "{tokens[query]}" (position {query})')
+        top = int(np.argmax(row))
+        p = row[row > 0]
+        return {
+            "query": f"{query} · {tokens[query]}",
+            "most attended key": f"{top} · {tokens[top]}",
+            "its weight": float(row[top]),
+            "entropy (bits)": float(-(p * np.log2(p)).sum()),
+        }
+
+    def render(self) -> bytes:
+        canvas = self.fig.canvas
+        if self._background is None:
+            canvas.draw()  # everything except the animated artists
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            canvas.restore_region(self._background)
+        for bar in self.bars:
+            if bar.get_visible():
+                self.ax_bar.draw_artist(bar)
+        self.ax_bar.draw_artist(self.bar_label)
+        self.ax_heat.draw_artist(self.row_box)
+        return png_bytes(self.fig)
+
+
+def sentence_explorer(sentences: Sequence[str] | None = None, sentence: int = 0, query: int = 4) -> SentenceExplorer:
+    """Build the explorer.
+
+    Args:
+        sentences: the choices (default: ``data/sentences.json``).
+        sentence, query: the starting sentence index and query position.
+    """
+    return SentenceExplorer(list(load_sentences() if sentences is None else sentences), sentence, query)
