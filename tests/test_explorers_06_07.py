@@ -1,0 +1,89 @@
+"""The explorers of notebooks 06 (heads) and 07 (depth): every control swept, values checked."""
+
+import numpy as np
+import pytest
+import torch
+from torch.testing import assert_close
+
+import helpers
+from helpers.embeddings import load_toy_embeddings, tokenize
+from helpers.explorers.heads import (
+    RELATIONS,
+    SENTENCES,
+    hand_set_attention,
+    head_relations,
+    head_weights,
+    heads_explorer,
+    split_diagram,
+)
+from tests.widget_sweep import sweep
+
+# --- 06: heads ------------------------------------------------------------------------
+
+
+def test_heads_explorer_sweeps_every_control():
+    sweep(heads_explorer())
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 4, 8])
+def test_every_head_count_shares_the_same_parameters(num_heads):
+    axes = load_toy_embeddings().axes
+    one, many = hand_set_attention(1, axes), hand_set_attention(num_heads, axes)
+    assert sum(p.numel() for p in many.parameters()) == 4 * 8**2
+    for a, b in zip(one.parameters(), many.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_head_weights_are_rows_of_a_multi_head_attention():
+    sentence = SENTENCES[0]
+    emb = load_toy_embeddings()
+    x = emb.embed(sentence)[None]
+    _, weights = hand_set_attention(4, emb.axes)(x, x, x)
+    assert_close(torch.from_numpy(head_weights(sentence, 4)), weights[0])
+    assert np.allclose(head_weights(sentence, 8).sum(-1), 1.0)
+
+
+def test_single_relation_heads_are_sharp_where_the_relation_applies():
+    tokens = tokenize(SENTENCES[0])
+    weights = head_weights(SENTENCES[0], 8)  # head j = relation j alone
+    sat, cat, mat = tokens.index("sat"), tokens.index("cat"), tokens.index("mat")
+    assert head_relations(8, 0) == ["who acts?"] and weights[0, sat].argmax() == cat
+    assert head_relations(8, 2) == ["on what?"] and weights[2, sat].argmax() == mat
+    assert weights[0, sat, cat] > 0.8 and weights[2, sat, mat] > 0.9
+    robot = tokenize(SENTENCES[1])
+    assert head_relations(8, 3) == ["which thing?"]
+    assert head_weights(SENTENCES[1], 8)[3, robot.index("red")].argmax() == robot.index("cup")
+
+
+def test_head_selector_follows_the_number_of_heads():
+    live = heads_explorer(num_heads=8, head=7)
+    live.set(num_heads=2)
+    assert live.controls["head"].max == 1 and live.controls["head"].value == 1
+    assert live.readouts["head"] == "1 of h = 2" and live.readouts["d_k = 8 / h"] == 4
+    live.set(num_heads=1)
+    assert live.controls["head"].value == 0
+    assert live.readouts["this head compares"] == ", ".join(name for name, _, _ in RELATIONS)
+
+
+def test_heads_explorer_rejects_a_non_divisor():
+    with pytest.raises(ValueError, match="num_heads must divide d_model = 8"):
+        heads_explorer(num_heads=3)
+
+
+def test_every_control_has_a_description():
+    for control in heads_explorer().controls.values():
+        assert control.description
+
+
+def test_split_diagram_draws_one_colour_per_head():
+    import matplotlib.pyplot as plt
+
+    fig = split_diagram(n=3, d_model=6, num_heads=3)
+    left, right = fig.axes
+    assert left.images[0].get_array().shape[:2] == (3, 6)
+    assert len(right.get_xticklabels()) == 3
+    plt.close(fig)
+
+
+def test_explorer_layer_is_helpers_multi_head_attention():
+    assert isinstance(hand_set_attention(2, load_toy_embeddings().axes), helpers.MultiHeadAttention)
