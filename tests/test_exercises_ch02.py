@@ -1,0 +1,55 @@
+"""Notebook 02's checkers accept the right answer, reject wrong ones with a hint, never leak."""
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.checks import evaluate
+
+
+def softmax(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+P = softmax(np.array([1.0, 0.0, -1.0]))
+RIGHT = {
+    "02.1": softmax(np.array([1.0, 2.0, 3.0])),
+    "02.2": -1,
+    "02.3": softmax(np.array([1000.0, 1001.0, 1002.0])),
+    "02.4": np.log(16),
+    "02.5": np.diag(P) - np.outer(P, P),
+}
+WRONG = {
+    "02.1": [np.array([1, 2, 3]) / 6, np.exp([1.0, 2.0, 3.0]) / 10, np.array([0.2, 0.3, 0.5]), [1.0]],
+    "02.2": [0, 1, 2, -2, 1.5],
+    "02.3": [np.array([np.nan, np.nan, np.nan]), np.exp([-2.0, -1.0, 0.0]), np.ones(3) / 3],
+    "02.4": [4.0, 16, -2.77, 1 / 16],
+    "02.5": [np.diag(P), np.outer(P, P), np.eye(3), np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1]), P],
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(RIGHT))
+def test_right_answer_passes(exercise_id):
+    assert evaluate(exercise_id, RIGHT[exercise_id]) == (True, "Correct!")
+
+
+def test_right_answers_in_other_forms_pass():
+    assert evaluate("02.1", torch.softmax(torch.tensor([1.0, 2.0, 3.0]), -1))[0]
+    assert evaluate("02.1", list(np.round(RIGHT["02.1"], 5)))[0]
+    assert evaluate("02.2", 3)[0] and evaluate("02.2", np.int64(-1))[0]
+    assert evaluate("02.4", round(float(np.log(16)), 3))[0]
+    jac = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), torch.tensor([1.0, 0.0, -1.0]))
+    assert evaluate("02.5", jac)[0]
+
+
+@pytest.mark.parametrize("exercise_id", sorted(WRONG))
+def test_wrong_answers_fail_without_revealing(exercise_id):
+    right = RIGHT[exercise_id]
+    for wrong in WRONG[exercise_id]:
+        correct, message = evaluate(exercise_id, wrong)
+        assert not correct and "Hint" in message, (wrong, message)
+        for value in np.ravel(np.asarray(right, dtype=float)):
+            for shown in {f"{value:.2f}", f"{value:.3f}", f"{value:.4f}"}:
+                if shown.lstrip("-") not in {"0.00", "1.00", "0.000", "1.000", "0.0000", "1.0000"}:
+                    assert shown not in message, f"{exercise_id} leaks {shown}: {message}"
