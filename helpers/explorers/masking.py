@@ -1,0 +1,92 @@
+"""Notebook 05's explorer: sequence length, pad tokens, causal on/off, pad side -> masked heatmap.
+
+Wires four controls to what notebook 05 builds: ``helpers.padding_mask`` & ``helpers.causal_mask``
+over the toy embeddings and notebook 04's hand-set self-attention. Blocked cells are hatched;
+a query row that may see nothing (left padding under a causal mask) is all hatched and
+all zero, as ``helpers.scaled_dot_product_attention`` documents.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import ipywidgets as widgets
+import torch
+import torch.nn.functional as F
+
+from ..attention import scaled_dot_product_attention
+from ..embeddings import load_toy_embeddings
+from ..masks import causal_mask, padding_mask
+from ..qkv import hand_set_projection
+from ..widgets import HeatmapFrame, LiveHeatmap
+
+WORDS = "the robot picks up the red cup and puts it in the bowl".split()
+MAX_LENGTH = len(WORDS)
+
+
+def masked_batch(length: int, pads: int, side: str) -> torch.Tensor:
+    """Token ids (1, length): the first ``length - pads`` words of WORDS plus ``pads`` pad ids."""
+    if not 1 <= length <= MAX_LENGTH:
+        raise ValueError(f"length must be in 1..{MAX_LENGTH}, got {length}")
+    pads = min(max(int(pads), 0), length - 1)  # keep at least one real token
+    emb = load_toy_embeddings()
+    return emb.pad_batch([WORDS[: length - pads]], side=side, length=length)
+
+
+def masked_attention(length: int, pads: int, causal: bool, side: str) -> HeatmapFrame:
+    """One position of the explorer: the weights, labels, mask and readouts it shows.
+
+    Padding & causal masks as notebook 05 builds them, notebook 04's hand-set projection,
+    ``helpers.scaled_dot_product_attention``; PyTorch's ``F.scaled_dot_product_attention``
+    is run on the same input for the readouts.
+    """
+    emb = load_toy_embeddings()
+    proj = _projection()
+    ids = masked_batch(length, pads, side)  # (1, L)
+    labels = [w if w != emb.pad_token else "PAD" for w in emb.words(ids[0])]
+    mask = padding_mask(ids, emb.pad_id)  # (1, 1, 1, L): blocks pad keys (columns)
+    if causal:
+        mask = mask & causal_mask(length)  # (1, 1, L, L)
+    with torch.no_grad():
+        q, k, v = proj(emb(ids)[:, None])  # (1, 1, L, d): one head
+        _, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        ours = weights @ v
+    full = mask.expand(1, 1, length, length)[0, 0]
+    empty_rows = ~full.any(-1)
+    nan_rows = torch.isnan(theirs[0, 0]).any(-1)
+    agree = (ours - theirs)[0, 0][~nan_rows].abs()
+    return HeatmapFrame(
+        weights[0, 0].numpy(), labels, labels, full.numpy(),
+        readouts={
+            "pad tokens": int((ids == emb.pad_id).sum()),
+            "blocked cells": int((~full).sum()),
+            "fully-masked query rows": int(empty_rows.sum()),
+            "F.sdpa rows with NaN": int(nan_rows.sum()),
+            "max |helpers − F.sdpa|": float(agree.max()) if agree.numel() else 0.0,
+        },
+    )
+
+
+@lru_cache(maxsize=1)
+def _projection():
+    return hand_set_projection(load_toy_embeddings().axes)
+
+
+def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: str = "left") -> LiveHeatmap:
+    """Build the explorer (starting at left padding under a causal mask: the fully-masked rows)."""
+    controls = {
+        "length": widgets.IntSlider(value=length, min=2, max=MAX_LENGTH, description="sequence length",
+                                    style={"description_width": "initial"}),
+        "pads": widgets.IntSlider(value=min(pads, length - 1), min=0, max=length - 1, description="pad tokens",
+                                  style={"description_width": "initial"}),
+        "causal": widgets.Checkbox(value=causal, description="causal mask"),
+        "side": widgets.ToggleButtons(options=["left", "right"], value=side, description="pad side"),
+    }
+
+    def follow_length(change) -> None:  # at least one real token: pads ≤ length − 1
+        controls["pads"].max = change["new"] - 1
+
+    controls["length"].observe(follow_length, names="value")  # registered first: runs before the redraw
+    return LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
+                       figsize=(6.2, 5.2))
