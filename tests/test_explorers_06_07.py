@@ -7,6 +7,15 @@ from torch.testing import assert_close
 
 import helpers
 from helpers.embeddings import load_toy_embeddings, tokenize
+from helpers.explorers.depth import (
+    ACTIVATION_LIMITS,
+    GRADIENT_LIMITS,
+    MAX_DEPTH,
+    PLACEMENTS,
+    depth_explorer,
+    layer_scales,
+    make_stack,
+)
 from helpers.explorers.heads import (
     RELATIONS,
     SENTENCES,
@@ -87,3 +96,56 @@ def test_split_diagram_draws_one_colour_per_head():
 
 def test_explorer_layer_is_helpers_multi_head_attention():
     assert isinstance(hand_set_attention(2, load_toy_embeddings().axes), helpers.MultiHeadAttention)
+
+
+# --- 07: depth ------------------------------------------------------------------------
+
+def test_depth_explorer_sweeps_every_control():
+    live = depth_explorer(depth=8)
+    sweep(live)
+    assert all(control.description for control in live.controls.values())
+
+
+@pytest.mark.parametrize("gain", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_scales_stay_inside_the_fixed_axes(gain, norm_first):
+    act, grad = layer_scales(MAX_DEPTH, norm_first, gain)
+    assert act.shape == grad.shape == (MAX_DEPTH,)
+    assert np.all(np.isfinite(act)) and np.all(np.isfinite(grad))
+    assert ACTIVATION_LIMITS[0] < act.min() and act.max() < ACTIVATION_LIMITS[1]
+    assert GRADIENT_LIMITS[0] < grad.min() and grad.max() < GRADIENT_LIMITS[1]
+
+
+def test_post_norm_pins_the_stream_and_pre_norm_lets_it_grow():
+    post, _ = layer_scales(MAX_DEPTH, False)
+    pre, pre_grad = layer_scales(MAX_DEPTH, True)
+    np.testing.assert_allclose(post, 1.0, atol=1e-4)
+    assert pre[-1] > 1.8 * pre[0]
+    assert pre_grad[0] == pre_grad.max()  # the identity path delivers the most at the bottom
+
+
+def test_stronger_branches_starve_post_norms_lower_blocks():
+    _, grad = layer_scales(MAX_DEPTH, False, 4.0)
+    assert grad[: MAX_DEPTH // 2].mean() < 0.5 * grad[MAX_DEPTH // 2 :].mean()
+
+
+def test_a_shallow_stack_is_a_prefix_of_the_deep_one():
+    deep, _ = layer_scales(MAX_DEPTH, True)
+    shallow, _ = layer_scales(5, True)
+    np.testing.assert_allclose(shallow, deep[:5])
+
+
+def test_depth_and_placement_checks():
+    with pytest.raises(ValueError, match="depth must be between 1 and 32"):
+        make_stack(0)
+    with pytest.raises(ValueError, match="placement must be one of"):
+        depth_explorer(placement="sandwich")
+    assert set(PLACEMENTS.values()) == {False, True}
+
+
+def test_gain_scales_the_branch_outputs_only():
+    plain, _ = make_stack(2, gain=1.0)
+    strong, _ = make_stack(2, gain=4.0)
+    assert_close(strong[0].self_attn.w_o.weight, 4 * plain[0].self_attn.w_o.weight)
+    assert_close(strong[0].ffn.down.weight, 4 * plain[0].ffn.down.weight)
+    assert_close(strong[0].ffn.up.weight, plain[0].ffn.up.weight)
