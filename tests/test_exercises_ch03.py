@@ -1,0 +1,46 @@
+"""Notebook 03's checkers accept the right answer, reject wrong ones with a hint, never leak."""
+
+import numpy as np
+import pytest
+import torch
+
+import helpers
+from helpers.checks import evaluate
+
+Q = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]], dtype=float)
+K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], dtype=float)
+V = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=float)
+UNSCALED, _ = helpers.scaled_dot_product_attention(Q, K, V, scale=1.0)
+SCALED, WEIGHTS = helpers.scaled_dot_product_attention(Q, K, V)
+
+RIGHT = {"03.1": (16, 1), "03.2": 25, "03.3": 1024, "03.4": UNSCALED}
+WRONG = {
+    "03.1": [(256, 1), (16, 1 / 16), (256, 16), (8, 1)],
+    "03.2": [50, 0, 100, 12.5],
+    "03.3": [64, 256, 4096, 8],
+    "03.4": [SCALED, WEIGHTS, UNSCALED.T[:3, :3], np.zeros((3, 4)), UNSCALED[:2]],
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(RIGHT))
+def test_right_answer_passes(exercise_id):
+    assert evaluate(exercise_id, RIGHT[exercise_id]) == (True, "Correct!")
+
+
+def test_right_answers_in_other_forms_pass():
+    assert evaluate("03.1", [16.0, 1.0])[0] and evaluate("03.1", (np.sqrt(256), np.float32(1)))[0]
+    assert evaluate("03.2", 25.0)[0] and evaluate("03.3", torch.tensor(1024.0))[0]
+    out = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(m) for m in (Q, K, V)), scale=1.0)
+    assert evaluate("03.4", out)[0]
+
+
+@pytest.mark.parametrize("exercise_id", sorted(WRONG))
+def test_wrong_answers_fail_without_revealing(exercise_id):
+    right = RIGHT[exercise_id]
+    for wrong in WRONG[exercise_id]:
+        correct, message = evaluate(exercise_id, wrong)
+        assert not correct and "Hint" in message, (wrong, message)
+        for value in np.ravel(np.asarray(right, dtype=float)):
+            for shown in {f"{value:g}", f"{value:.3f}", f"{value:.4f}"}:
+                if len(shown.lstrip("-")) > 1 and shown not in {"1.000", "1.0000", "0.000", "0.0000"}:
+                    assert shown not in message, f"{exercise_id} leaks {shown}: {message}"
