@@ -33,8 +33,12 @@ def masked_batch(length: int, pads: int, side: str) -> torch.Tensor:
     return emb.pad_batch([WORDS[: length - pads]], side=side, length=length)
 
 
+@lru_cache(maxsize=1024)
 def masked_attention(length: int, pads: int, causal: bool, side: str) -> HeatmapFrame:
     """One position of the explorer: the weights, labels, mask and readouts it shows.
+
+    Cached: the controls have a few hundred positions, each computed once (treat the
+    returned frame as read-only).
 
     Padding & causal masks as notebook 05 builds them, notebook 04's hand-set projection,
     ``helpers.scaled_dot_product_attention``; PyTorch's ``F.scaled_dot_product_attention``
@@ -88,5 +92,10 @@ def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: 
         controls["pads"].max = change["new"] - 1
 
     controls["length"].observe(follow_length, names="value")  # registered first: runs before the redraw
-    return LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
+    live = LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
                        figsize=(6.2, 5.2))
+    # Moving the pads changes the tick labels, which redraws the whole figure. The layout
+    # computed for the first picture fits every later one (the longest word is already
+    # there), so freeze it: about half the redraw time.
+    live.fig.set_layout_engine("none")
+    return live
