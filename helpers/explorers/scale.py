@@ -1,0 +1,127 @@
+"""Notebook 09's explorer: context length -> memory of the scores and the KV cache, and FLOPs.
+
+Left panel: one layer's score matrices (all heads, if stored) and the whole KV cache,
+against context length, for Llama 2-7B shapes; the chosen length is marked. Right panel:
+where one new token's FLOPs go at that length. All numbers come from ``helpers.scale``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import ipywidgets as widgets
+import numpy as np
+
+from helpers.scale import (
+    LLAMA2_7B,
+    DecoderShape,
+    flops_per_token,
+    kv_cache_bytes,
+    score_matrix_bytes,
+)
+from helpers.widgets import LiveFigure, new_figure, png_bytes
+
+CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
+GIB = 2**30
+PARTS = {  # right panel: FLOP groups and their colours
+    "projections": ("Q, K, V, O projections",),
+    "MLP": ("MLP",),
+    "n × n attention": ("attention scores q·k", "attention weights × V"),
+    "LM head": ("LM head",),
+}
+COLOURS = ["tab:blue", "tab:orange", "tab:red", "tab:grey"]
+
+
+def flop_shares(context: int, shape: DecoderShape = LLAMA2_7B) -> dict[str, float]:
+    """Percent of one token's FLOPs in each group of :data:`PARTS`."""
+    parts = flops_per_token(context, shape)
+    total = sum(parts.values())
+    return {group: 100 * sum(parts[p] for p in members) / total for group, members in PARTS.items()}
+
+
+class _BlittedFigure(LiveFigure):
+    """A LiveFigure that redraws only its moving artists while the ``static`` controls stay put.
+
+    Log axes and layout are slow to draw; the curves change only with the static controls,
+    the markers and bars with every move. Moving artists must be ``animated``.
+    """
+
+    def __init__(self, fig, update, controls, moving, static):
+        self._moving, self._static = moving, static
+        self._background, self._static_key = None, None
+        super().__init__(fig, update, controls)
+
+    def render(self) -> bytes:
+        canvas = self.fig.canvas
+        key = tuple(self.controls[name].value for name in self._static)
+        if self._background is None or key != self._static_key:
+            canvas.draw()  # everything but the animated (moving) artists
+            self._background, self._static_key = canvas.copy_from_bbox(self.fig.bbox), key
+        else:
+            canvas.restore_region(self._background)
+        for artist in self._moving:
+            self.fig.draw_artist(artist)
+        return png_bytes(self.fig)
+
+
+def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
+    """Controls: context length, number of KV heads (grouped-query attention), bytes per number."""
+    fig = new_figure((10.0, 3.9))
+    mem_ax, flop_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.4, 1]})
+    lengths = np.array(CONTEXTS, dtype=float)
+    (score_line,) = mem_ax.loglog(lengths, lengths, "o-", ms=3, label=f"score matrix, 1 layer, {shape.n_heads} heads")
+    (kv_line,) = mem_ax.loglog(lengths, lengths, "s-", ms=3, label=f"KV cache, {shape.n_layers} layers")
+    (score_dot,) = mem_ax.plot([1], [1], "o", ms=10, color=score_line.get_color())
+    (kv_dot,) = mem_ax.plot([1], [1], "s", ms=10, color=kv_line.get_color())
+    cursor = mem_ax.axvline(CONTEXTS[0], color="black", lw=1, ls=":")
+    mem_ax.axhline(80, color="grey", lw=1)
+    mem_ax.text(lengths[0], 110, "80 GB GPU", color="grey", fontsize=8)
+    mem_ax.set(xlabel="context length n (tokens)", ylabel="GiB", xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=f"{shape.name}: memory")
+    mem_ax.legend(loc="upper left", fontsize=8)
+
+    bars = []
+    for group, colour in zip(PARTS, COLOURS, strict=True):
+        bars.append(flop_ax.barh([0], [0.0], height=0.5, left=[0.0], color=colour, label=group)[0])
+    flop_ax.set(xlim=(0, 100), ylim=(-0.8, 1.2), yticks=[], xlabel="% of one token's FLOPs", title="where the FLOPs go")
+    flop_ax.legend(loc="upper center", ncols=2, fontsize=8, frameon=False)
+    share_text = flop_ax.text(50, -0.55, "", ha="center", fontsize=9)
+
+    def update(context, kv_heads, bytes_per_value):
+        model = dataclasses.replace(shape, n_kv_heads=kv_heads)
+        score_gib = np.array([score_matrix_bytes(int(n), shape.n_heads, bytes_per_value) for n in lengths]) / GIB
+        kv_gib = np.array([kv_cache_bytes(int(n), model, bytes_per_value) for n in lengths]) / GIB
+        score_line.set_ydata(score_gib)
+        kv_line.set_ydata(kv_gib)
+        kv_line.set_label(f"KV cache, {shape.n_layers} layers, {kv_heads} KV heads")
+        mem_ax.legend(loc="upper left", fontsize=8)
+        here = CONTEXTS.index(context)
+        score_dot.set_data([context], [score_gib[here]])
+        kv_dot.set_data([context], [kv_gib[here]])
+        cursor.set_xdata([context, context])
+        shares = flop_shares(context, model)
+        left = 0.0
+        for bar, value in zip(bars, shares.values(), strict=True):
+            bar.set_x(left)
+            bar.set_width(value)
+            left += value
+        share_text.set_text(f"n × n attention: {shares['n × n attention']:.1f}% at n = {context:,}")
+        return {
+            "score matrix, 1 layer (GiB)": float(score_gib[here]),
+            "KV cache, all layers (GiB)": float(kv_gib[here]),
+            "attention share of FLOPs (%)": round(shares["n × n attention"], 2),
+            "GFLOPs per token": round(sum(flops_per_token(context, model).values()) / 1e9, 2),
+        }
+
+    controls = {
+        "context": widgets.SelectionSlider(options=CONTEXTS, value=256, description="context n"),
+        "kv_heads": widgets.Dropdown(
+            options=[(f"{shape.n_heads} (one per head)", shape.n_heads), ("8 (grouped-query)", 8), ("1 (multi-query)", 1)],
+            value=shape.n_heads,
+            description="KV heads",
+        ),
+        "bytes_per_value": widgets.ToggleButtons(options=[("fp16", 2), ("fp32", 4)], value=2, description="dtype"),
+    }
+    moving = [score_dot, kv_dot, cursor, *bars, share_text]
+    for artist in moving:
+        artist.set_animated(True)
+    return _BlittedFigure(fig, update, controls, moving, static=["kv_heads", "bytes_per_value"])
