@@ -156,7 +156,8 @@ class LiveHeatmap(LiveFigure):
         vmin, vmax: colour range (weights: 0..1).
 
     Only the image and the mask overlay are redrawn per update (blitting over a cached
-    background); axes, ticks and colour bar are redrawn only when the shape or labels change.
+    background); axes, ticks and colour bar are redrawn only when the shape or labels change,
+    and the margins are laid out again only when the shape or the widest label changes.
     """
 
     def __init__(
@@ -179,7 +180,8 @@ class LiveHeatmap(LiveFigure):
         if title:
             self.ax.set_title(title)
         self._compute = compute
-        self._layout_key = None
+        self._layout_key = None  # shape and labels the axes were last drawn with
+        self._layout_size = None  # shape and widest labels the margins were last laid out for
         self._background = None
         self.frame: HeatmapFrame | None = None
         super().__init__(fig, self._draw_frame, controls)
@@ -191,7 +193,11 @@ class LiveHeatmap(LiveFigure):
         weights = as_matrix(frame.weights)
         n_q, n_k = weights.shape
         key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()))
-        if key != self._layout_key:  # new shape or labels: re-lay the axes once
+        if key != self._layout_key:  # new shape or labels: redraw the axes once
+            widest = tuple(max((len(str(s)) for s in labels or ()), default=0) for labels in key[2:])
+            if (n_q, n_k, *widest) != self._layout_size:  # margins must change: lay out again
+                self.fig.set_layout_engine("constrained")
+                self._layout_size = (n_q, n_k, *widest)
             extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
             self.heat.set_extent(extent)
             self.overlay.set_extent(extent)
@@ -211,6 +217,7 @@ class LiveHeatmap(LiveFigure):
         canvas = self.fig.canvas
         if self._background is None:
             canvas.draw()
+            self.fig.set_layout_engine("none")  # freeze the margins: a layout pass costs more than the draw
             self._background = canvas.copy_from_bbox(self.fig.bbox)
         else:
             canvas.restore_region(self._background)
