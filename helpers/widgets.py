@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from PIL import Image
 
 from .plots import as_matrix, label_axes, mask_overlay
@@ -66,6 +68,11 @@ class LiveFigure:
             figure's artists (``set_data``, ``set_height``, ...) and may return readouts,
             a mapping of name -> value shown beside the picture.
         controls: name -> ipywidgets control; the name is the keyword ``update`` receives.
+        animated: the artists ``update`` changes. If given, everything else (axes, ticks,
+            labels, legends) is drawn once and cached, and each update only restores that
+            background and draws these artists over it (blitting): several times faster.
+            An update that changes anything else must call :meth:`invalidate` first.
+            Without ``animated`` the whole figure is drawn on every update.
 
     Attributes:
         readouts: the last readouts returned by ``update``.
@@ -77,10 +84,16 @@ class LiveFigure:
         fig: Figure,
         update: Callable[..., Readouts | None],
         controls: Mapping[str, widgets.ValueWidget],
+        animated: Sequence[Artist] = (),
     ) -> None:
         self.fig = fig
         self.controls = dict(controls)
         self._update = update
+        self.animated = list(animated)
+        for artist in self.animated:
+            artist.set_animated(True)  # left out of the cached background
+        self._background = None
+        self._relayout = isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
         self.image = widgets.Image(format="png")
         self.readout_box = widgets.HTML()
         self.readouts: Readouts = {}
@@ -112,9 +125,27 @@ class LiveFigure:
         self.readout_box.value = format_readouts(self.readouts)
         self.last_update_ms = (time.perf_counter() - start) * 1e3
 
+    def invalidate(self, layout: bool = True) -> None:
+        """Redraw the cached background on the next update (ticks, limits or titles changed);
+        with ``layout``, also lay out the margins again (a label's width changed)."""
+        self._background = None
+        if layout and self._relayout:
+            self.fig.set_layout_engine("constrained")
+
     def render(self) -> bytes:
-        """Draw the whole figure and encode it."""
-        self.fig.canvas.draw()
+        """Draw (the whole figure, or only the animated artists over the cached rest) and encode."""
+        canvas = self.fig.canvas
+        if not self.animated:
+            canvas.draw()
+        elif self._background is None:
+            canvas.draw()  # animated artists are left out of it
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+            if self._relayout:
+                self.fig.set_layout_engine("none")  # freeze margins: a layout pass costs more than a draw
+        else:
+            canvas.restore_region(self._background)
+        for artist in self.animated:
+            self.fig.draw_artist(artist)
         return png_bytes(self.fig)
 
     @property
@@ -136,6 +167,7 @@ class HeatmapFrame:
 
     weights: (n_q, n_k). mask: optional bool broadcastable to it, True = may attend.
     readouts: numbers shown beside the picture (entropy, max weight, ...).
+    title: the figure's title for this frame (e.g. the current setting), if it changes.
     """
 
     weights: np.ndarray
@@ -143,6 +175,7 @@ class HeatmapFrame:
     key_labels: Sequence[str] | None = None
     mask: np.ndarray | None = None
     readouts: Readouts = field(default_factory=dict)
+    title: str | None = None
 
 
 class LiveHeatmap(LiveFigure):
@@ -152,12 +185,12 @@ class LiveHeatmap(LiveFigure):
         compute: called with the controls' values; returns a :class:`HeatmapFrame` or a
             bare (n_q, n_k) matrix.
         controls: name -> ipywidgets control.
-        title: fixed figure title.
+        title: the figure title (a frame's own title replaces it).
         vmin, vmax: colour range (weights: 0..1).
 
-    Only the image and the mask overlay are redrawn per update (blitting over a cached
-    background); axes, ticks and colour bar are redrawn only when the shape or labels change,
-    and the margins are laid out again only when the shape or the widest label changes.
+    Only the image, the mask overlay and the title are redrawn per update (blitting over a
+    cached background); axes, ticks and colour bar are redrawn only when the shape or labels
+    change, and the margins are laid out again only when the shape or the widest label changes.
     """
 
     def __init__(
@@ -165,7 +198,7 @@ class LiveHeatmap(LiveFigure):
         compute: Callable[..., HeatmapFrame | np.ndarray],
         controls: Mapping[str, widgets.ValueWidget],
         *,
-        title: str | None = None,
+        title: str = " ",
         vmin: float = 0.0,
         vmax: float = 1.0,
         cmap: str = "viridis",
@@ -174,17 +207,16 @@ class LiveHeatmap(LiveFigure):
     ) -> None:
         fig = new_figure(figsize)
         self.ax = fig.add_subplot()
-        self.heat = self.ax.imshow(np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", animated=True)
-        self.overlay = self.ax.imshow(np.zeros((1, 1, 4)), interpolation="nearest", animated=True)
+        self.heat = self.ax.imshow(np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
+        self.overlay = self.ax.imshow(np.zeros((1, 1, 4)), interpolation="nearest")
         fig.colorbar(self.heat, ax=self.ax, label=cbar_label, fraction=0.046, pad=0.04)
-        if title:
-            self.ax.set_title(title)
+        self.ax.set_title(title)  # always present, so the layout keeps room for a frame's title
+        self._title = title
         self._compute = compute
         self._layout_key = None  # shape and labels the axes were last drawn with
         self._layout_size = None  # shape and widest labels the margins were last laid out for
-        self._background = None
         self.frame: HeatmapFrame | None = None
-        super().__init__(fig, self._draw_frame, controls)
+        super().__init__(fig, self._draw_frame, controls, animated=[self.heat, self.overlay, self.ax.title])
 
     def _draw_frame(self, **values) -> Readouts:
         frame = self._compute(**values)
@@ -195,32 +227,20 @@ class LiveHeatmap(LiveFigure):
         key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()))
         if key != self._layout_key:  # new shape or labels: redraw the axes once
             widest = tuple(max((len(str(s)) for s in labels or ()), default=0) for labels in key[2:])
-            if (n_q, n_k, *widest) != self._layout_size:  # margins must change: lay out again
-                self.fig.set_layout_engine("constrained")
-                self._layout_size = (n_q, n_k, *widest)
+            self.invalidate(layout=(n_q, n_k, *widest) != self._layout_size)
+            self._layout_size = (n_q, n_k, *widest)
             extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
             self.heat.set_extent(extent)
             self.overlay.set_extent(extent)
             self.ax.set_xlim(extent[:2])
             self.ax.set_ylim(extent[2:])
             label_axes(self.ax, n_q, n_k, frame.query_labels, frame.key_labels)
-            self._layout_key, self._background = key, None
+            self._layout_key = key
         self.heat.set_data(weights)
+        self.ax.title.set_text(frame.title if frame.title is not None else self._title)
         blocked = np.zeros((1, 1), bool) if frame.mask is None else ~np.broadcast_to(as_matrix(frame.mask, "mask"), weights.shape)
         self.overlay.set_visible(bool(blocked.any()))  # an invisible artist costs no draw time
         if blocked.any():
             self.overlay.set_data(mask_overlay(blocked))
-        self.frame = HeatmapFrame(weights, frame.query_labels, frame.key_labels, frame.mask, dict(frame.readouts))
+        self.frame = HeatmapFrame(weights, frame.query_labels, frame.key_labels, frame.mask, dict(frame.readouts), frame.title)
         return frame.readouts
-
-    def render(self) -> bytes:
-        canvas = self.fig.canvas
-        if self._background is None:
-            canvas.draw()
-            self.fig.set_layout_engine("none")  # freeze the margins: a layout pass costs more than the draw
-            self._background = canvas.copy_from_bbox(self.fig.bbox)
-        else:
-            canvas.restore_region(self._background)
-        self.ax.draw_artist(self.heat)  # opaque: covers whatever the background held there
-        self.ax.draw_artist(self.overlay)
-        return png_bytes(self.fig)

@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.attention import softmax
 from helpers.stats import entropy, jacobian_norm
-from helpers.widgets import HeatmapFrame, LiveHeatmap, png_bytes
+from helpers.widgets import HeatmapFrame, LiveHeatmap
 
 MAX_N, MAX_LOG2_DK = 64, 10  # sequence length up to 64, d_k up to 2**10 = 1024
 
@@ -54,7 +54,8 @@ def saturation_frame(d_k: float, n: int, scale: bool, seed: int) -> HeatmapFrame
     if scale:
         scores = scores / math.sqrt(d_k)
     weights = softmax(scores, axis=-1)  # each query's row sums to 1 over the keys
-    return HeatmapFrame(weights, readouts={
+    setting = f"d_k = {d_k}, {'scores ÷ √d_k' if scale else 'no scaling'}, n = {n}"
+    return HeatmapFrame(weights, title=setting, readouts={
         "d_k": d_k,
         "scale": f"1/√{d_k} = {1 / math.sqrt(d_k):.3f}" if scale else "none (1)",
         "score std": float(scores.std()),
@@ -65,37 +66,7 @@ def saturation_frame(d_k: float, n: int, scale: bool, seed: int) -> HeatmapFrame
     })
 
 
-class SaturationHeatmap(LiveHeatmap):
-    """A :class:`LiveHeatmap` whose title states the current setting (d_k, scaling, n), so
-    the static picture (GitHub, nbval) says what it shows. The title is redrawn with the
-    image; it is one short line because text is the costliest thing to draw."""
-
-    def __init__(self, compute, controls, **kwargs) -> None:
-        super().__init__(compute, controls, title="d_k", **kwargs)  # reserves the title's room
-        self.ax.title.set_animated(True)  # out of the cached background, drawn per update
-        self._background = None
-        self.refresh()
-
-    def _draw_frame(self, **values):
-        readouts = super()._draw_frame(**values)
-        scaled = "scores ÷ √d_k" if values["scale"] else "no scaling"
-        self.ax.title.set_text(f"d_k = {readouts['d_k']}, {scaled}, n = {values['n']}")
-        return readouts
-
-    def render(self) -> bytes:
-        canvas = self.fig.canvas
-        if self._background is None:
-            canvas.draw()
-            self._background = canvas.copy_from_bbox(self.fig.bbox)
-        else:
-            canvas.restore_region(self._background)
-        self.ax.draw_artist(self.heat)
-        self.ax.draw_artist(self.overlay)
-        self.ax.draw_artist(self.ax.title)
-        return png_bytes(self.fig)
-
-
-def saturation_explorer(d_k: int = 128, n: int = 16, scale: bool = False, seed: int = 0) -> SaturationHeatmap:
+def saturation_explorer(d_k: int = 128, n: int = 16, scale: bool = False, seed: int = 0) -> LiveHeatmap:
     """Sliders for d_k (log scale, 1..1024), n (2..64), scale on/off and the seed -> live heatmap
     of softmax(Q Kᵀ · scale) with mean row entropy, mean max weight and softmax-gradient norm."""
     controls = {
@@ -105,4 +76,4 @@ def saturation_explorer(d_k: int = 128, n: int = 16, scale: bool = False, seed: 
         "scale": widgets.Checkbox(value=scale, description="divide by √d_k"),
         "seed": widgets.IntSlider(value=seed, min=0, max=9, description="seed"),
     }
-    return SaturationHeatmap(saturation_frame, controls, figsize=(5.0, 4.4))
+    return LiveHeatmap(saturation_frame, controls, figsize=(5.0, 4.4))

@@ -10,9 +10,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.attention import softmax
-from helpers.explorers.vectors import BlitFigure
 from helpers.stats import entropy, jacobian_norm
-from helpers.widgets import new_figure
+from helpers.widgets import LiveFigure, new_figure
 
 N_KEYS = 8
 T_EXPONENTS = (-2.0, 2.0)  # T from 0.01 to 100
@@ -23,7 +22,7 @@ def score_row(seed: int, n: int = N_KEYS) -> np.ndarray:
     return -np.sort(-2.0 * np.random.default_rng(seed).standard_normal(n))
 
 
-def temperature_explorer(temperature: float = 1.0, seed: int = 0) -> BlitFigure:
+def temperature_explorer(temperature: float = 1.0, seed: int = 0) -> LiveFigure:
     """Temperature (log slider, 0.01..100) and a seed for the score row; live bars and curves."""
     fig = new_figure((10.0, 3.4))
     bars_ax, ent_ax, jac_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1, 1]})
@@ -78,4 +77,4 @@ def temperature_explorer(temperature: float = 1.0, seed: int = 0) -> BlitFigure:
         "seed": widgets.IntSlider(value=seed, min=0, max=9, description="seed"),
     }
     animated = [*bars, weight_text, *curves["entropy"], *curves["jacobian"]]
-    return BlitFigure(fig, update, controls, animated)
+    return LiveFigure(fig, update, controls, animated)

@@ -9,41 +9,12 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from helpers.widgets import LiveFigure, new_figure, png_bytes
+from helpers.widgets import LiveFigure, new_figure
 
 MAX_LENGTH = 3.0
 
 
-class BlitFigure(LiveFigure):
-    """A :class:`LiveFigure` that redraws only the artists an update moves.
-
-    Axes, ticks, labels and legends are drawn once and cached; each update restores that
-    background and draws the ``animated`` artists over it, which is several times faster
-    than a full redraw. An update that changes anything else (ticks, titles) must call
-    :meth:`relayout` first.
-    """
-
-    def __init__(self, fig, update, controls, animated) -> None:
-        self.animated = list(animated)
-        for artist in self.animated:
-            artist.set_animated(True)  # left out of the cached background
-        self._background = None
-        super().__init__(fig, update, controls)
-
-    def relayout(self) -> None:
-        """Redraw everything on the next update (after ticks, limits or titles changed)."""
-        self._background = None
-
-    def render(self) -> bytes:
-        canvas = self.fig.canvas
-        if self._background is None:
-            canvas.draw()
-            self._background = canvas.copy_from_bbox(self.fig.bbox)
-        else:
-            canvas.restore_region(self._background)
-        for artist in self.animated:
-            self.fig.draw_artist(artist)
-        return png_bytes(self.fig)
+BlitFigure = LiveFigure  # transitional name, still imported by depth.py
 
 
 def vector_pair(angle: float, q_length: float, k_length: float) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +25,7 @@ def vector_pair(angle: float, q_length: float, k_length: float) -> tuple[np.ndar
     return q, k
 
 
-def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2.0) -> BlitFigure:
+def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2.0) -> LiveFigure:
     """Angle and length sliders for a query and a key in the plane; live q · k and cos θ.
 
     Left: the two vectors and k's shadow on q's direction (its signed length is |k| cos θ,
@@ -116,4 +87,4 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
         "k_length": widgets.FloatSlider(value=k_length, min=0.25, max=MAX_LENGTH, step=0.25, description="|k|"),
     }
     animated = [shadow, drop, arrows, q_label, k_label, score_line, dot, reading]
-    return BlitFigure(fig, update, controls, animated)
+    return LiveFigure(fig, update, controls, animated)
