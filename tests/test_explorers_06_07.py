@@ -9,12 +9,16 @@ import helpers
 from helpers.embeddings import load_toy_embeddings, tokenize
 from helpers.explorers.depth import (
     ACTIVATION_LIMITS,
+    D_MODEL,
+    GAINS,
     GRADIENT_LIMITS,
     MAX_DEPTH,
     PLACEMENTS,
     depth_explorer,
+    depth_table,
     layer_scales,
     make_stack,
+    one_thread,
 )
 from helpers.explorers.heads import (
     RELATIONS,
@@ -127,6 +131,53 @@ def test_post_norm_pins_the_stream_and_pre_norm_lets_it_grow():
 def test_stronger_branches_starve_post_norms_lower_blocks():
     _, grad = layer_scales(MAX_DEPTH, False, 4.0)
     assert grad[: MAX_DEPTH // 2].mean() < 0.5 * grad[MAX_DEPTH // 2 :].mean()
+
+
+def scales_at_one_depth(blocks, final_norm, norm_first, seed=0):
+    """The experiment as notebook 07 writes it: one stack of ``len(blocks)`` blocks, run alone."""
+    g = torch.Generator().manual_seed(seed + 1)
+    x, readout = torch.randn(2, 10, D_MODEL, generator=g), torch.randn(2, 10, D_MODEL, generator=g)
+    h, inputs, activations = x.requires_grad_(True), [], []
+    for block in blocks:
+        block.norm_first = norm_first
+        h.retain_grad()
+        inputs.append(h)
+        h = block(h)
+        activations.append(h.pow(2).mean().sqrt().item())
+    ((final_norm(h) if norm_first else h) * readout).sum().backward()
+    return np.array(activations), np.array([t.grad.pow(2).mean().sqrt().item() for t in inputs])
+
+
+@pytest.mark.parametrize("gain", GAINS)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_the_all_depths_table_equals_each_depth_run_alone(gain, norm_first):
+    with one_thread():
+        blocks, final_norm = make_stack(MAX_DEPTH, gain)  # make_stack(L) = the first L of these
+        for depth in (1, 7, MAX_DEPTH):
+            act, grad = scales_at_one_depth(blocks[:depth], final_norm, norm_first)
+            want_act, want_grad = layer_scales(depth, norm_first, gain)
+            np.testing.assert_allclose(want_act, act, rtol=1e-5)
+            np.testing.assert_allclose(want_grad, grad, rtol=1e-5)
+    _, gradients = depth_table(norm_first, gain)
+    assert np.isnan(gradients[np.triu_indices(MAX_DEPTH, k=1)]).all()  # block ℓ > L is not in a depth-L stack
+    assert not np.isnan(gradients[np.tril_indices(MAX_DEPTH)]).any()
+
+
+def test_depth_updates_only_redraw(record_property):
+    """Every position is computed when the explorer is built (``depth_table``), so an update
+    is only a redraw: about 16-20 ms of CPU time on the 2-core reference machine. The bound
+    on the wall time is loose because the test machines are shared."""
+    live = depth_explorer(depth=1)
+    times = []
+    for gain in GAINS:
+        live.set(gain=gain)
+        for depth in range(1, MAX_DEPTH + 1, 3):
+            live.set(depth=depth)
+            times.append(live.last_update_ms)
+    median = float(np.median(times))
+    record_property("median_ms", median)
+    assert depth_table.cache_info().currsize >= len(GAINS) * len(PLACEMENTS)
+    assert median < 100
 
 
 def test_a_shallow_stack_is_a_prefix_of_the_deep_one():

@@ -26,6 +26,7 @@ D_MODEL, NUM_HEADS, D_FF = 32, 4, 128
 PLACEMENTS = {"post-norm (2017)": False, "pre-norm (modern)": True}
 ACTIVATION_LIMITS = (0.5, 40.0)  # fixed axes, so positions can be compared by eye
 GRADIENT_LIMITS = (0.01, 10.0)
+GAINS = (1.0, 2.0, 4.0)  # the explorer's branch gains
 
 
 def make_stack(depth: int, gain: float = 1.0, seed: int = 0) -> tuple[list[EncoderBlock], LayerNorm]:
@@ -69,34 +70,61 @@ def rms(t: torch.Tensor) -> float:
     return float(t.detach().pow(2).mean().sqrt())
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=16)
+def depth_table(norm_first: bool, gain: float = 1.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Every depth L = 1..MAX_DEPTH at once, for the explorer's slider.
+
+    Returns ``activations`` (MAX_DEPTH,), the stream RMS after each block (the same for
+    every depth: a shallow stack is the start of the deep one), and ``gradients``
+    (MAX_DEPTH, MAX_DEPTH): row L - 1 holds the gradient RMS at the input of blocks 1..L
+    of the stack of depth L, then NaN (those blocks are not in that stack).
+
+    The gradients do depend on L (the loss sits on top of block L), so each depth needs its
+    own backward pass. Instead of 32 of them, one pass runs MAX_DEPTH copies of the tokens
+    side by side in the batch: copy c stops after block c + 1 (its loss is taken there and
+    it leaves the batch), and since sequences never mix, one ``backward`` gives every
+    copy's gradients. The tests check each row against a stack run at that depth alone.
+    """
+    blocks, final_norm = _full_stack(gain, seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(2, 10, D_MODEL, generator=g)  # 2 sequences of 10 tokens, RMS about 1
+    readout = torch.randn(2, 10, D_MODEL, generator=g)
+    activations, inputs, losses = [], [], []
+    with one_thread():
+        h = x.repeat(MAX_DEPTH, 1, 1).requires_grad_(True)  # copy c: rows 2c and 2c + 1
+        for block in blocks:
+            block.norm_first = norm_first
+            h.retain_grad()  # keep d loss / d (this block's input), for the copies still here
+            inputs.append(h)
+            h = block(h)
+            done = h[:2]  # the first copy in the batch ends after this block
+            activations.append(rms(done))
+            losses.append(((final_norm(done) if norm_first else done) * readout).sum())
+            h = h[2:]
+        torch.stack(losses).sum().backward()
+    gradients = np.full((MAX_DEPTH, MAX_DEPTH), np.nan)
+    for layer, t in enumerate(inputs):  # t holds copies layer, ..., MAX_DEPTH - 1
+        per_copy = t.grad.view(-1, 2 * 10 * D_MODEL).pow(2).mean(dim=1).sqrt()
+        gradients[layer:, layer] = per_copy.numpy()
+    for block in blocks:
+        block.zero_grad(set_to_none=True)  # the cached blocks keep no gradients around
+    activations = np.array(activations)
+    activations.flags.writeable = gradients.flags.writeable = False  # cached: shared by every caller
+    return activations, gradients
+
+
 def layer_scales(depth: int, norm_first: bool, gain: float = 1.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Per block ℓ = 1..depth: RMS of the stream after it, RMS of the gradient at its input.
 
     Input: (2, 10, D_MODEL) standard normal tokens (RMS 1). Loss: the sum of the output
-    times a fixed standard normal tensor, so a stack that did nothing would pass back a
-    gradient of RMS 1 at every layer.
+    (after a final LayerNorm for pre-norm) times a fixed standard normal tensor, so a stack
+    that did nothing would pass back a gradient of RMS about 1 at every layer. The numbers
+    come from :func:`depth_table`, computed once for all depths.
     """
-    blocks, final_norm = _full_stack(gain, seed)
-    blocks = blocks[:depth]
-    g = torch.Generator().manual_seed(seed + 1)
-    x = torch.randn(2, 10, D_MODEL, generator=g)
-    readout = torch.randn(2, 10, D_MODEL, generator=g)
-    activations, inputs = [], []
-    with one_thread():
-        h = x.requires_grad_(True)
-        for block in blocks:
-            block.norm_first = norm_first
-            h.retain_grad()  # keep d loss / d (this block's input)
-            inputs.append(h)
-            h = block(h)
-            activations.append(rms(h))
-        out = final_norm(h) if norm_first else h
-        (out * readout).sum().backward()
-    gradients = [rms(t.grad) for t in inputs]
-    for block in blocks:
-        block.zero_grad(set_to_none=True)  # the cached blocks keep no gradients around
-    return np.array(activations), np.array(gradients)
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+    activations, gradients = depth_table(bool(norm_first), float(gain), seed)
+    return activations[:depth], gradients[depth - 1, :depth]
 
 
 def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: float = 1.0) -> BlitFigure:
@@ -112,8 +140,9 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     layers = np.arange(1, MAX_DEPTH + 1)
     lines = {}
     for ax, key, limits, title, ylabel in (
-        (ax_act, "act", ACTIVATION_LIMITS, "activation: RMS of the stream after block ℓ", "RMS (input: 1)"),
-        (ax_grad, "grad", GRADIENT_LIMITS, "gradient: RMS of d loss / d (input of block ℓ)", "RMS (no-op stack: 1)"),
+        (ax_act, "act", ACTIVATION_LIMITS, "activation: RMS of the stream after block ℓ", "stream RMS (input: 1)"),
+        (ax_grad, "grad", GRADIENT_LIMITS, "gradient: RMS of d loss / d (input of block ℓ)",
+         "gradient RMS (identity stack: about 1)"),
     ):
         ax.axhline(1.0, color="black", lw=0.8, ls=":")
         (lines[key, "other"],) = ax.plot(layers, np.ones(MAX_DEPTH), ls="--", color="0.6", lw=1.5)
@@ -138,6 +167,9 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     controls = {
         "depth": widgets.IntSlider(value=depth, min=1, max=MAX_DEPTH, description="depth L"),
         "placement": widgets.ToggleButtons(options=list(PLACEMENTS), value=placement, description="norm"),
-        "gain": widgets.ToggleButtons(options=[1.0, 2.0, 4.0], value=float(gain), description="branch gain"),
+        "gain": widgets.ToggleButtons(options=list(GAINS), value=float(gain), description="branch gain"),
     }
+    for table_gain in GAINS:  # every position of every control, computed now (about 0.1 s of CPU each):
+        for norm_first in PLACEMENTS.values():  # an update then only redraws the lines
+            layer_scales(MAX_DEPTH, norm_first, table_gain)  # the same cache key as update's calls
     return BlitFigure(fig, update, controls, [*lines.values(), label])
