@@ -50,3 +50,20 @@ def test_scale_explorer_sweeps():
     assert 13.5 < live.readouts["attention share of FLOPs (%)"] < 14.5
     live.set(kv_heads=8)
     assert live.readouts["KV cache, all layers (GiB)"] == 0.5
+
+
+def test_trained_explorer_sweeps_and_loads_fast():
+    import time
+
+    from helpers.explorers.trained import trained_explorer
+
+    start = time.perf_counter()
+    live = trained_explorer()
+    assert time.perf_counter() - start < 10  # loads the shipped weights, no training
+    times = sweep(live)
+    assert np.median(times) < 1000  # ms; ~20 ms on a quiet 2-core machine
+    live.set(layer=1, head=0, word="BADGE", weights="trained")
+    assert live.readouts["model's output"] == "EGDAB" and live.readouts["correct"] == "yes"
+    assert live.readouts["weight on the mirror position"] > 0.8
+    live.set(weights="untrained")
+    assert live.readouts["weight on the mirror position"] < 0.5

@@ -1,0 +1,120 @@
+"""helpers.toy_model: the task, the model built from helpers' layers, training, safe save/load."""
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+from torch.testing import assert_close
+
+import helpers
+from helpers.toy_model import (
+    PAD,
+    ToyConfig,
+    ToyReverser,
+    build_model,
+    decode,
+    encode,
+    held_out_set,
+    load_metadata,
+    load_model,
+    make_batch,
+    reverse_targets,
+    save_model,
+    token_accuracy,
+    train,
+)
+
+
+def test_targets_reverse_the_real_tokens_and_keep_padding():
+    x = torch.stack([encode("BADGE"), encode("AB"), encode("ABCDEFGH")])
+    y = reverse_targets(x)
+    assert [decode(r) for r in y] == ["EGDAB", "BA", "HGFEDCBA"]
+    assert (y[x == PAD] == PAD).all()
+
+
+def test_batches_are_seeded_and_in_range():
+    config = ToyConfig()
+    a = make_batch(64, torch.Generator().manual_seed(3), config)
+    b = make_batch(64, torch.Generator().manual_seed(3), config)
+    assert all(torch.equal(s, t) for s, t in zip(a, b, strict=True))
+    lengths = (a[0] != PAD).sum(1)
+    assert lengths.min() >= config.min_len and lengths.max() <= config.max_len
+    for row, n in zip(a[0], lengths, strict=True):  # padding only at the end
+        assert (row[:n] != PAD).all() and (row[n:] == PAD).all()
+
+
+@pytest.mark.parametrize("text", ["", "ABCDEFGHI", "abc", "AKB"])
+def test_encode_rejects_bad_text(text):
+    with pytest.raises(ValueError, match="letters"):
+        encode(text)
+
+
+def test_model_is_made_of_helpers_layers_and_is_seeded():
+    model = build_model()
+    assert all(isinstance(b, helpers.EncoderBlock) and b.norm_first for b in model.blocks)
+    assert isinstance(model.norm, helpers.LayerNorm)
+    again = build_model()
+    assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), again.state_dict().values(), strict=True))
+    assert sum(p.numel() for p in model.parameters()) == 18_123
+
+
+def test_padding_never_receives_attention():
+    model = build_model().eval()
+    x = torch.stack([encode("BADGE"), encode("ABCDEFGH")])
+    with torch.no_grad():
+        model(x)
+    weights = model.attention()  # (layers, B, heads, n, n)
+    assert weights.shape == (2, 2, 2, 8, 8)
+    assert weights[:, 0, :, :, 5:].abs().max() == 0
+    assert_close(weights.sum(-1), torch.ones_like(weights.sum(-1)))
+
+
+def test_forward_rejects_bad_input():
+    model = build_model()
+    with pytest.raises(ValueError, match="integer token ids"):
+        model(torch.zeros(2, 8))
+    with pytest.raises(ValueError, match="at most 8"):
+        model(torch.ones(1, 9, dtype=torch.long))
+
+
+def test_a_few_training_steps_lower_the_loss_deterministically():
+    config = dataclasses.replace(ToyConfig(), steps=15)
+    a, b = build_model(config), build_model(config)
+    losses_a, losses_b = train(a, config, progress=False), train(b, config, progress=False)
+    assert losses_a == losses_b and losses_a[-1] < losses_a[0]
+
+
+def test_save_and_load_round_trip_without_pickle(tmp_path):
+    model = build_model().eval()
+    path = tmp_path / "m.safetensors"
+    save_model(model, path, note="hello")
+    assert path.read_bytes()[:8] != b"\x80\x04\x95"  # not a pickle
+    loaded = load_model(path)
+    x, _ = held_out_set(size=32)
+    assert_close(loaded(x), model(x))
+    assert load_metadata(path)["note"] == "hello"
+    with pytest.raises(FileNotFoundError, match="train_toy_model"):
+        load_model(tmp_path / "missing.safetensors")
+
+
+def test_shipped_weights_load_and_solve_the_task():
+    model = load_model()
+    x, y = held_out_set()
+    assert token_accuracy(model, x, y) >= 0.99
+    meta = load_metadata()
+    assert float(meta["held_out_accuracy"]) >= 0.95 and float(meta["train_seconds"]) < 30
+
+
+def test_shipped_last_layer_heads_are_anti_diagonal():
+    from helpers.explorers.trained import heads_for, mirror_weight
+
+    model = load_model()
+    for word in ["ABCDEFGH", "BADGE", "JIG"]:
+        weights, answer = heads_for(model, word)
+        assert answer == word[::-1]
+        assert min(mirror_weight(weights[-1, h], len(word)) for h in range(2)) > 0.7
+
+
+def test_toy_reverser_is_an_nn_module():
+    assert isinstance(ToyReverser(), nn.Module)
