@@ -27,7 +27,8 @@ def _bert_attention_params(answer):
     return value == 4 * d * d + 4 * d
 
 
-@exercise("06.2", hint="one (n_q × n_k) matrix per head per sequence: (B, h, n_q, n_k).")
+@exercise("06.2", hint="the weights hold one number per (query, key) pair, for every head of every sequence; "
+                        "queries are the rows.")
 def _cross_weights_shape(answer):
     shape = tuple(int(s) for s in answer)
     if shape == (2, 10, 7):

@@ -130,7 +130,7 @@ def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4) -> Figure:
     left.imshow(grid, aspect="equal")
     left.set_xticks(range(d_model), [str(j) for j in range(d_model)])
     left.set_yticks(range(n), [f"token {i}" for i in range(n)])
-    left.set(xlabel="feature of W_Q x (d_model)", title=f"Q: (n, d_model) = ({n}, {d_model})")
+    left.set(xlabel="feature of Q = x W_Q", title=f"Q of one sequence: (n, d_model) = ({n}, {d_model})")
     for j in range(1, num_heads):
         left.axvline(j * d_k - 0.5, color="white", lw=3)
     gap = 1
