@@ -43,6 +43,13 @@ def test_right_answers_in_other_forms_pass():
     assert evaluate("02.5", jac)[0]
 
 
+def test_a_rounded_copy_gets_its_own_hint():
+    correct, message = evaluate("02.1", np.round(RIGHT["02.1"], 2))
+    assert not correct and "rounded" in message
+    correct, message = evaluate("02.3", np.round(RIGHT["02.3"], 2))
+    assert not correct and "rounded" in message
+
+
 @pytest.mark.parametrize("exercise_id", sorted(WRONG))
 def test_wrong_answers_fail_without_revealing(exercise_id):
     right = RIGHT[exercise_id]

@@ -16,8 +16,8 @@ SCALED, WEIGHTS = helpers.scaled_dot_product_attention(Q, K, V)
 RIGHT = {"03.1": (16, 1), "03.2": 25, "03.3": 1024, "03.4": UNSCALED}
 WRONG = {
     "03.1": [(256, 1), (16, 1 / 16), (256, 16), (8, 1)],
-    "03.2": [50, 0, 100, 12.5],
-    "03.3": [64, 256, 4096, 8],
+    "03.2": [50, 0, 100, 12.5, 25.01],
+    "03.3": [64, 256, 4096, 8, 1020.0],
     "03.4": [SCALED, WEIGHTS, UNSCALED.T[:3, :3], np.zeros((3, 4)), UNSCALED[:2]],
 }
 
@@ -32,6 +32,12 @@ def test_right_answers_in_other_forms_pass():
     assert evaluate("03.2", 25.0)[0] and evaluate("03.3", torch.tensor(1024.0))[0]
     out = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(m) for m in (Q, K, V)), scale=1.0)
     assert evaluate("03.4", out)[0]
+
+
+def test_a_measured_value_gets_its_own_hint():
+    for exercise_id, measured in (("03.2", 25.01), ("03.3", 1020.0)):
+        correct, message = evaluate(exercise_id, measured)
+        assert not correct and "Monte-Carlo" in message, message
 
 
 @pytest.mark.parametrize("exercise_id", sorted(WRONG))

@@ -24,9 +24,13 @@ def _weights_check(answer, scores: np.ndarray):
         return "there is a NaN or inf in your answer: subtract the largest score before exponentiating."
     if np.allclose(got, np.exp(scores - scores.max())):
         return "you exponentiated (after the shift) but did not divide by the sum."
+    want = _softmax(scores)
+    verdict = close(got, want)
+    if verdict is not True and np.allclose(got, want, atol=0.01):
+        return "nearly: pass the computed array itself, not a copy rounded to a few decimals."
     if not np.isclose(got.sum(), 1.0, atol=1e-6):
         return "softmax weights add up to 1; yours do not."
-    return close(got, _softmax(scores))
+    return verdict
 
 
 @exercise("02.1", hint="exponentiate each score, then divide by the sum of the exponentials.")

@@ -43,6 +43,8 @@ def _rand_mean(answer):
         return "E[qᵢkᵢ] = E[qᵢ]·E[kᵢ], and each of the two means is 0.5."
     if math.isclose(value, 0.0):
         return "0 is the mean for randn; rand's entries have mean 0.5, not 0."
+    if math.isclose(value, 100 / 4, rel_tol=0.05) and not math.isclose(value, 100 / 4, abs_tol=1e-6):
+        return "close: that looks like a measured (Monte-Carlo) mean; the question asks for the exact expected value."
     return math.isclose(value, 100 / 4, abs_tol=1e-6)
 
 
@@ -53,6 +55,8 @@ def _variance_sigma(answer):
         return "64 is the answer for variance 1; here each entry has variance 4, for q and for k."
     if math.isclose(value, 64 * 4):
         return "both the query entry and the key entry have variance 4: the product's variance is 4 · 4."
+    if math.isclose(value, 64 * 16, rel_tol=0.05) and not math.isclose(value, 64 * 16, abs_tol=1e-6):
+        return "close: that looks like a measured (Monte-Carlo) variance; the question asks for the exact value."
     return math.isclose(value, 64 * 16, abs_tol=1e-6)
 
 
