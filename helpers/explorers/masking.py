@@ -47,7 +47,7 @@ def masked_attention(length: int, pads: int, causal: bool, side: str) -> Heatmap
     emb = load_toy_embeddings()
     proj = _projection()
     ids = masked_batch(length, pads, side)  # (1, L)
-    labels = [w if w != emb.pad_token else "PAD" for w in emb.words(ids[0])]
+    labels = emb.words(ids[0])  # pads read "<pad>", as wide as the widest word: moving the pads keeps the margins
     mask = padding_mask(ids, emb.pad_id)  # (1, 1, 1, L): blocks pad keys (columns)
     if causal:
         mask = mask & causal_mask(length)  # (1, 1, L, L)
@@ -92,10 +92,5 @@ def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: 
         controls["pads"].max = change["new"] - 1
 
     controls["length"].observe(follow_length, names="value")  # registered first: runs before the redraw
-    live = LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
+    return LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
                        figsize=(6.2, 5.2))
-    # Moving the pads changes the tick labels, which redraws the whole figure. The layout
-    # computed for the first picture fits every later one (the longest word is already
-    # there), so freeze it: about half the redraw time.
-    live.fig.set_layout_engine("none")
-    return live
