@@ -31,18 +31,18 @@ RIGHT = {
     "04.1": [(3, 5, 6), [3, 5, 6], torch.Size([3, 5, 6])],
     "04.2": [attend],
     "04.3": [147_456, 147456.0],
-    "04.4": [16, 16.0],
+    "04.4": [9, 9.0],
     "04.5": [{"a": "self", "b": "cross", "c": "self"}, {"a": "Self", "b": " cross", "c": "SELF"}],
 }
 WRONG = {
     "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc"],
     "04.2": [attend_unscaled, attend_dim0, attend_unfinished, 3],
     "04.3": [768 * 64, 3 * 768 * 768, 3 * 1024 * 64, "many"],
-    "04.4": [4, 4000, 8],
+    "04.4": [3, 3000, 6, 16],
     "04.5": [{"a": "self", "b": "cross", "c": "cross"}, {"a": "cross", "b": "cross", "c": "self"},
              {"a": ..., "b": ..., "c": ...}, {"a": "self"}, "self"],
 }
-SECRETS = {"04.1": "(3, 5, 6)", "04.3": "147456", "04.4": "16"}
+SECRETS = {"04.1": "(3, 5, 6)", "04.3": "147456", "04.4": "9"}
 
 
 @pytest.mark.parametrize("exercise_id", sorted(RIGHT))
@@ -71,5 +71,5 @@ def test_specific_hints():
     assert "√d_k" in evaluate("04.2", attend_unscaled)[1]
     assert "dim=-1" in evaluate("04.2", attend_dim0)[1]
     assert "three" in evaluate("04.3", 768 * 64)[1]
-    assert "columns" in evaluate("04.4", 4)[1]
+    assert "columns" in evaluate("04.4", 3)[1]
     assert "(c)" in evaluate("04.5", {"a": "self", "b": "cross", "c": "cross"})[1]

@@ -15,14 +15,15 @@ RIGHT = {
     "05.2": [(TOKENS != 0)[:, None, None, :], helpers.padding_mask(TOKENS), (TOKENS != 0)[:, None, None, :].numpy()],
     "05.3": [{"C", "D"}, ["D", "C"], {"c", "d"}],
     "05.4": [TOKENS == 0, (TOKENS == 0).numpy(), (TOKENS == 0).int()],
-    "05.5": [[0, 1], (1, 0), torch.tensor([0, 1])],
+    "05.5": [[0, 1, 2], (2, 1, 0), torch.tensor([0, 1, 2])],
 }
 WRONG = {
     "05.1": [CAUSAL5.T, ~CAUSAL5, np.tril(np.ones((5, 5), bool), -1), np.ones((5, 5), bool), CAUSAL5[:4], [[2, 0]]],
-    "05.2": [TOKENS != 0, (TOKENS != 0)[:, None, :, None], (TOKENS == 0)[:, None, None, :], torch.ones(2, 1, 1, 4)],
+    "05.2": [TOKENS != 0, TOKENS == 0, torch.zeros(2, 4), (TOKENS != 0)[:, None, :, None],
+             (TOKENS == 0)[:, None, None, :], torch.ones(2, 1, 1, 4)],
     "05.3": [{"C"}, {"B", "C", "D"}, {"C", "D", "E"}, "A", {"Z"}, set()],
     "05.4": [TOKENS != 0, helpers.padding_mask(TOKENS), torch.ones(2, 3)],
-    "05.5": [[4, 5], [0], [0, 1, 2], []],
+    "05.5": [[5, 6, 7], [0], [0, 1], [0, 1, 2, 3], []],
 }
 
 
@@ -38,17 +39,19 @@ def test_wrong_answers_fail(exercise_id):
     for answer in WRONG[exercise_id]:
         correct, message = evaluate(exercise_id, answer)
         assert not correct, f"{exercise_id} accepted {answer!r}"
-        assert "True, True" not in message and "[0, 1]" not in message and "{'C', 'D'}" not in message
+        assert "True, True" not in message and "[0, 1" not in message and "{'C', 'D'}" not in message
 
 
 def test_specific_hints():
     assert "transpose" in evaluate("05.1", CAUSAL5.T)[1]
     assert "itself" in evaluate("05.1", np.tril(np.ones((5, 5), bool), -1))[1]
-    assert "(B, 1, 1, L)" in evaluate("05.2", TOKENS != 0)[1]
+    assert "right values" in evaluate("05.2", TOKENS != 0)[1]
+    assert "right values" not in evaluate("05.2", TOKENS == 0)[1]  # a wrong (B, L) mask is not praised
+    assert "(B, 1, 1, L)" in evaluate("05.2", torch.zeros(2, 4))[1]
     assert "query axis" in evaluate("05.2", (TOKENS != 0)[:, None, :, None])[1]
     assert "strictly the past" in evaluate("05.3", {"B", "C", "D"})[1]
     assert "opposite" in evaluate("05.4", TOKENS != 0)[1]
-    assert "right padding" in evaluate("05.5", [4, 5])[1]
+    assert "right padding" in evaluate("05.5", [5, 6, 7])[1]
 
 
 def test_the_notebook_leak_answer_is_what_autograd_says():

@@ -63,9 +63,9 @@ def _vit_params(answer) -> bool | str:
 @exercise("04.4", hint="a score matrix has one entry per (query, key) pair: n × n.")
 def _quadratic(answer) -> bool | str:
     value = float(answer)
-    if value == 4:
-        return "the sequence is 4× longer, but both the rows and the columns of the score matrix grow."
-    return value == 16
+    if value == 3:
+        return "the sequence is 3× longer, but both the rows and the columns of the score matrix grow."
+    return value == 9
 
 
 @exercise("04.5", hint="self-attention: queries, keys and values come from the same sequence; cross: keys and values come from another one.")

@@ -38,7 +38,9 @@ def _padding_mask(answer) -> bool | str:
     got = _bool_array(answer)
     real = np.asarray(TOKENS) != 0
     if got.shape == real.shape:
-        return "right values; now give it the shape (B, 1, 1, L) so it broadcasts over heads and queries."
+        if np.array_equal(got, real):
+            return "right values; now give it the shape (B, 1, 1, L) so it broadcasts over heads and queries."
+        return "the question asks for the shape (B, 1, 1, L), with True where a query may attend (a real token)."
     if got.shape == (2, 1, 4, 1):
         return "that shape puts the pads on the query axis; they belong on the key axis (the last one)."
     if got.shape != (2, 1, 1, 4):
@@ -78,6 +80,6 @@ def _key_padding_mask(answer) -> bool | str:
 @exercise("05.5", hint="a row is fully masked when none of the keys up to its own position is a real token.")
 def _empty_rows(answer) -> bool | str:
     rows = sorted(int(r) for r in np.asarray(answer).reshape(-1))
-    if rows == [4, 5]:
+    if rows == [5, 6, 7]:
         return "those are where right padding would put the pads; these pads are on the left."
-    return rows == [0, 1]
+    return rows == [0, 1, 2]
