@@ -1,0 +1,1 @@
+"""Real-browser tests: JupyterLab + headless Chromium (``make e2e``). Not part of ``make test``."""

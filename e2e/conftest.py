@@ -1,0 +1,125 @@
+"""Fixtures for the browser tests: one JupyterLab and one headless Chromium per run.
+
+JupyterLab serves a throw-away copy of notebooks/ from this project's environment; Chromium
+is Debian's, driven by Playwright (``make e2e`` installs both when missing). Everything
+started here is stopped by PID when the run ends, passed or failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import psutil
+import pytest
+
+from e2e.jupyter_server import REPO, JupyterLab, copy_notebooks
+
+CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+OUT = Path(os.environ.get("E2E_OUT", REPO / "build" / "e2e"))
+VIEWPORT = {"width": 1400, "height": 1000}
+
+# What the latency test measured, printed at the end of the run and saved as JSON.
+RESULTS: dict[str, dict] = {}
+
+
+def pytest_configure(config):
+    """A SIGTERM (CI timeout, `kill`) ends the run like Ctrl+C, so every fixture below still
+    stops what it started."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+@pytest.fixture(scope="session")
+def out_dir() -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    return OUT
+
+
+@pytest.fixture(scope="session")
+def lab_root():
+    """A throw-away copy of notebooks/ (JupyterLab autosaves outputs into what it opens)."""
+    folder = Path(tempfile.mkdtemp(prefix="attention-lab-e2e-"))
+    try:
+        yield copy_notebooks(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def lab(lab_root):
+    """JupyterLab from this environment on 127.0.0.1, a free port, a random token."""
+    server = JupyterLab(lab_root)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (Debian's), with a fresh temporary profile (Playwright's default)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make e2e` (it installs Debian's chromium)")
+    from playwright.sync_api import sync_playwright
+
+    before = {child.pid for child in psutil.Process().children(recursive=True)}
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+    finally:
+        playwright.stop()
+        # Anything Playwright started that is still alive (driver, browser): stop it by PID.
+        started = [c for c in psutil.Process().children(recursive=True) if c.pid not in before]
+        for child in started:
+            try:
+                child.terminate()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(started, timeout=10)
+
+
+@pytest.fixture
+def page(browser, lab):
+    """A fresh browser context and page; kernels are shut down after each test."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(30_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+        lab.shutdown_kernels()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not RESULTS:
+        return
+    terminalreporter.section("slider-to-picture latency (in JupyterLab, headless Chromium)")
+    for name, result in RESULTS.items():
+        for line in result["lines"]:
+            terminalreporter.write_line(f"{name}: {line}")
+    OUT.mkdir(parents=True, exist_ok=True)
+    summary = {name: {k: v for k, v in r.items() if k != "lines"} for name, r in RESULTS.items()}
+    (OUT / "latency.json").write_text(json.dumps(summary, indent=2))

@@ -1,0 +1,236 @@
+"""Drive a notebook in JupyterLab the way a learner does: open, wait for the kernel, run all,
+then move every control of every live explorer from the keyboard.
+
+Text is read with textContent, not innerText: JupyterLab's default windowing skips the
+rendering of cells off screen (CSS content-visibility), and their innerText is empty.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from playwright.sync_api import Locator, Page
+
+from e2e.jupyter_server import JupyterLab
+
+KERNEL_STATUS = "#jp-main-statusbar span.jp-StatusBar-TextItem[title^='Change kernel']"
+# A displayed widget (JupyterLab sets no data-mime-type on widget outputs).
+WIDGET_OUTPUT = ".jp-Notebook .jp-OutputArea-output:has(> .jupyter-widgets)"
+
+# Controls a learner moves, in the DOM ipywidgets 8 renders (one CSS selector per kind).
+CONTROL_KINDS = {
+    "slider": ".widget-slider",
+    "checkbox": ".widget-checkbox",
+    "toggle": "button.widget-toggle-button:not(.widget-toggle-buttons button)",
+    "toggle-buttons": ".widget-toggle-buttons",
+    "dropdown": ".widget-dropdown",
+    "radio": ".widget-radio-box",
+}
+
+# SHA-256 of every picture (ipywidgets Image) under an element, and the readouts' text.
+SNAPSHOT_JS = """
+async (root) => {
+  const hex = (buf) => Array.from(new Uint8Array(buf), b => b.toString(16).padStart(2, '0')).join('');
+  const pictures = [];
+  for (const img of root.querySelectorAll('img.widget-image')) {
+    let digest = '';
+    if (img.src) {
+      const bytes = await (await fetch(img.src)).arrayBuffer();
+      digest = hex(await crypto.subtle.digest('SHA-256', bytes));
+    }
+    pictures.push({src: img.src, digest, complete: img.complete, width: img.naturalWidth});
+  }
+  const readouts = Array.from(root.querySelectorAll('.widget-html'), el => el.textContent.trim()).join('\\n');
+  return {pictures, readouts};
+}
+"""
+
+
+def kernel_status(page: Page) -> str:
+    """The status bar's kernel item, e.g. 'Python 3 (ipykernel) | Idle'."""
+    return page.locator(KERNEL_STATUS).inner_text(timeout=60_000)
+
+
+def wait_kernel_idle(page: Page, timeout: float = 120.0, settle: float = 0.5) -> None:
+    """Wait until the status bar (not the toolbar, which says idle before a kernel exists)
+    shows a kernel that is Idle, and stays Idle for ``settle`` seconds."""
+    deadline = time.monotonic() + timeout
+    idle_since = None
+    status = ""
+    while time.monotonic() < deadline:
+        status = kernel_status(page)
+        if status.endswith("| Idle") and not status.startswith("No Kernel"):
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since >= settle:
+                return
+        else:
+            idle_since = None
+        time.sleep(0.05)
+    raise TimeoutError(f"kernel not idle after {timeout:.0f} s; status bar says {status!r}")
+
+
+def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
+    """Open ``path`` (relative to the served folder) in a fresh workspace; wait for an idle kernel."""
+    workspace = "e2e-" + re.sub(r"[^A-Za-z0-9]+", "-", path)
+    page.goto(lab.url(f"/lab/workspaces/{workspace}/tree/{path}", reset=""))
+    notebook = page.locator(".jp-NotebookPanel .jp-Notebook").first
+    notebook.wait_for(state="visible", timeout=90_000)
+    page.keyboard.press("Control+b")  # hide the file browser: more room for the notebook
+    wait_kernel_idle(page)
+    return notebook
+
+
+def code_prompts(page: Page) -> list[str]:
+    return [text.strip() for text in page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_text_contents()]
+
+
+def run_all(page: Page, timeout: float = 180.0) -> float:
+    """Run > Run All Cells from the menu bar; wait until no cell is queued or running and the
+    kernel is idle. Returns the seconds it took. (After an error the cells below it stay
+    unrun: :func:`unrun_cells` tells.)"""
+    start = time.monotonic()
+    page.locator("#jp-menu-panel .lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    deadline = start + timeout
+    while time.monotonic() < deadline:
+        if "[*]:" not in code_prompts(page):
+            wait_kernel_idle(page, timeout=max(deadline - time.monotonic(), 1.0))
+            if "[*]:" not in code_prompts(page):
+                return time.monotonic() - start
+        time.sleep(0.1)
+    raise TimeoutError(f"Run All did not finish in {timeout:.0f} s; prompts: {code_prompts(page)}")
+
+
+def unrun_cells(page: Page) -> list[int]:
+    """Numbers (1-based, code cells only) of the code cells that show no execution count."""
+    return [i for i, p in enumerate(code_prompts(page), start=1) if not re.fullmatch(r"\[\d+\]:", p)]
+
+
+# An error output or a warning in a stderr output (a progress bar on stderr is fine).
+ERROR_OR_WARNING = re.compile(r"Traceback \(most recent call last\)|\b\w*(Error|Exception|Warning)\b")
+
+
+def problems(page: Page) -> list[str]:
+    """Error outputs, warnings and widgets that failed to display, as text. (JupyterLab
+    renders an error output and a stderr stream alike, as application/vnd.jupyter.stderr.)"""
+    found = []
+    for output in page.locator(".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all():
+        text = output.text_content() or ""
+        if ERROR_OR_WARNING.search(text):
+            found.append("error or warning output:\n" + text[-1500:])
+    for output in page.locator(".jp-Notebook .jp-OutputArea-output").all():
+        text = output.text_content() or ""
+        if "Error displaying widget" in text:
+            found.append("a widget failed to display: " + text[:300])
+        elif "Loading widget" in text:
+            found.append("a widget is stuck at 'Loading widget...'")
+    return found
+
+
+@dataclass
+class Control:
+    kind: str
+    label: str
+    locator: Locator
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.label!r}"
+
+
+def explorers(page: Page) -> list[Locator]:
+    """Every displayed widget output that holds a picture (an ipywidgets Image)."""
+    return [view for view in page.locator(WIDGET_OUTPUT).all() if view.locator("img.widget-image").count()]
+
+
+def controls(explorer: Locator) -> list[Control]:
+    found = []
+    for kind, selector in CONTROL_KINDS.items():
+        for element in explorer.locator(selector).all():
+            label = element.locator(".widget-label-basic" if kind == "checkbox" else ".widget-label").first
+            text = (label.text_content() or "").strip() if label.count() else ""
+            if kind == "toggle":
+                text = text or (element.text_content() or "").strip()
+            found.append(Control(kind, text, element))
+    return found
+
+
+def snapshot(explorer: Locator) -> dict:
+    return explorer.evaluate(SNAPSHOT_JS)
+
+
+def slider_value(control: Control) -> tuple[float, float, float]:
+    """(value, min, max) of a slider's first handle, from its ARIA attributes."""
+    handle = control.locator.locator(".noUi-handle").first
+    return tuple(float(handle.get_attribute(name)) for name in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+
+
+def step_slider(control: Control, direction: int | None = None) -> str:
+    """Focus the slider's handle and press one arrow key (towards the far end if not given)."""
+    handle = control.locator.locator(".noUi-handle").first
+    if direction is None:
+        value, low, high = slider_value(control)
+        direction = 1 if value < high else -1
+    handle.focus()
+    key = "ArrowRight" if direction > 0 else "ArrowLeft"
+    handle.press(key)
+    return key
+
+
+def change(control: Control) -> str:
+    """Change one control from the keyboard, as a learner would; returns what was done."""
+    element = control.locator
+    if control.kind == "slider":
+        return step_slider(control)
+    if control.kind == "checkbox":
+        box = element.locator("input[type=checkbox]")
+        box.focus()
+        box.press("Space")
+        return "Space"
+    if control.kind == "toggle":
+        element.focus()
+        element.press("Space")
+        return "Space"
+    if control.kind == "toggle-buttons":
+        button = element.locator("button:not(.mod-active)").first
+        button.focus()
+        button.press("Space")
+        return f"Space on {(button.text_content() or '').strip()!r}"
+    if control.kind == "radio":
+        radio = element.locator("input[type=radio]:not(:checked)").first
+        radio.focus()
+        radio.press("Space")
+        return "Space on a radio button"
+    if control.kind == "dropdown":
+        select = element.locator("select")
+        options = select.locator("option").all_text_contents()
+        current = select.evaluate("s => s.selectedIndex")
+        target = current + 1 if current + 1 < len(options) else current - 1
+        select.focus()
+        select.select_option(index=target)
+        return f"select {options[target]!r}"
+    raise ValueError(f"no way to change a {control.kind}")
+
+
+def wait_for_new_picture(explorer: Locator, before: dict, timeout: float = 15.0) -> dict:
+    """Wait until every picture in the explorer has loaded and one shows different bytes."""
+    deadline = time.monotonic() + timeout
+    now = before
+    old = [p["digest"] for p in before["pictures"]]
+    while time.monotonic() < deadline:
+        now = snapshot(explorer)
+        loaded = all(p["complete"] and p["width"] > 0 for p in now["pictures"])
+        if loaded and [p["digest"] for p in now["pictures"]] != old:
+            return now
+        time.sleep(0.05)
+    return now
+
+
+def wait_for_new_readouts(explorer: Locator, before: dict, timeout: float = 5.0) -> dict:
+    deadline = time.monotonic() + timeout
+    now = snapshot(explorer)
+    while now["readouts"] == before["readouts"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = snapshot(explorer)
+    return now

@@ -1,0 +1,169 @@
+"""Slider-to-picture latency of the saturation explorer (notebook 03), in the browser.
+
+One arrow-key step on a slider at sequence length 32, timed in the page with
+``performance.now()``: keydown -> the widget's message leaves on the kernel websocket ->
+the new picture's message arrives -> <img> src set -> image decoded -> next frame (the
+picture is on screen). Median of 25 steps, printed at the end of ``make e2e`` and saved
+in build/e2e/latency.json. The kernel-side part (compute, draw, PNG encode) is timed again
+in this process for the same update, so the rest is message transport and the browser.
+
+Until notebook 03 exists, a stand-in LiveHeatmap at n = 32 is measured instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import nbformat
+
+from e2e import lab_page
+from e2e.conftest import RESULTS
+from e2e.jupyter_server import widget_notebooks
+from e2e.latency_probe import PROBE_SOURCE, breakdown
+
+STEPS = 25
+SEQUENCE_LENGTH = 32
+TARGET_MS = 60  # the series' goal (reported); a quiet 2-core machine meets it
+FAIL_MS = 250  # fail only when far over: a full re-plot per step costs about this much
+LENGTH_LABEL = re.compile(r"^(n\b|seq|.*length|.*tokens)", re.IGNORECASE)
+DK_LABEL = re.compile(r"d.?k", re.IGNORECASE)
+
+# Per step: keydown; first websocket send after it; first big (picture) message received;
+# <img> src set; image decoded; next animation frame after that.
+INSTRUMENT_JS = """
+(img) => {
+  const lat = window.__latency = {events: [], current: null};
+  document.addEventListener('keydown', () => {
+    lat.current = {keydown: performance.now(), sent: null, received: null, bytes: null};
+  }, true);
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (!this.__latencyHooked) {
+      this.__latencyHooked = true;
+      // Wrap JupyterLab's own handler: it updates the <img> before later listeners run.
+      const handler = this.onmessage;
+      this.onmessage = (event) => {
+        const size = event.data.byteLength ?? event.data.size ?? event.data.length;
+        const rec = lat.current;
+        if (rec && rec.sent !== null && rec.received === null && size > 4096) {
+          rec.received = performance.now();
+          rec.bytes = size;
+        }
+        return handler.call(this, event);
+      };
+    }
+    if (lat.current && lat.current.sent === null) lat.current.sent = performance.now();
+    return send.call(this, data);
+  };
+  new MutationObserver(() => {
+    const rec = lat.current;
+    if (!rec) return;
+    lat.current = null;
+    rec.src = performance.now();
+    img.decode().catch(() => null).then(() => {
+      rec.decoded = performance.now();
+      requestAnimationFrame(() => { rec.frame = performance.now(); lat.events.push(rec); });
+    });
+  }).observe(img, {attributes: true, attributeFilter: ['src']});
+}
+"""
+
+
+def saturation_notebook(lab_root: Path) -> tuple[str, str]:
+    """Notebook 03 when it is there (its saturation explorer), else a stand-in notebook
+    written into the served folder that shows a LiveHeatmap at n = 32."""
+    found = [p for p in widget_notebooks(lab_root) if p.name.startswith("03_") and p.parent == Path(".")]
+    if found:
+        return str(found[0]), "notebook 03 saturation explorer"
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(PROBE_SOURCE.strip() + "\nlive")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}},
+    )
+    nbformat.write(nb, lab_root / "e2e_latency_probe.ipynb")
+    return "e2e_latency_probe.ipynb", "stand-in LiveHeatmap (notebook 03 not there yet)"
+
+
+def find_saturation_explorer(explorers):
+    """The explorer with a sequence-length slider, and the slider to step (d_k first)."""
+    for explorer in explorers:
+        sliders = [c for c in lab_page.controls(explorer) if c.kind == "slider"]
+        length = [c for c in sliders if LENGTH_LABEL.match(c.label)]
+        others = [c for c in sliders if c not in length]
+        if length and others:
+            stepped = next((c for c in others if DK_LABEL.search(c.label)), others[0])
+            return explorer, length[0], stepped
+    raise AssertionError("no explorer with a sequence-length slider; controls seen: "
+                         + str([[str(c) for c in lab_page.controls(e)] for e in explorers]))
+
+
+def set_slider(page, control, target: float, limit: int = 100) -> None:
+    """Arrow keys until the slider's handle says ``target``; then wait for the kernel."""
+    for _ in range(limit):
+        value, _, _ = lab_page.slider_value(control)
+        if value == target:
+            lab_page.wait_kernel_idle(page, settle=0.3)
+            return
+        lab_page.step_slider(control, 1 if value < target else -1)
+    raise AssertionError(f"{control} did not reach {target}")
+
+
+def median_of(events, start: str, end: str) -> float:
+    return statistics.median(e[end] - e[start] for e in events)
+
+
+def test_saturation_latency(page, lab, lab_root, out_dir):
+    notebook, what = saturation_notebook(lab_root)
+    lab_page.open_notebook(page, lab, notebook)
+    lab_page.run_all(page)
+    assert not lab_page.problems(page), "\n".join(lab_page.problems(page))
+    explorer, length, stepped = find_saturation_explorer(lab_page.explorers(page))
+    explorer.evaluate("el => el.scrollIntoView({block: 'center'})")
+    set_slider(page, length, SEQUENCE_LENGTH)
+
+    explorer.locator("img.widget-image").first.evaluate(INSTRUMENT_JS)
+    handle = stepped.locator.locator(".noUi-handle").first
+    handle.focus()
+    value, _, high = lab_page.slider_value(stepped)
+    direction = 1 if value < high else -1
+    for step in range(STEPS):  # back and forth between two neighbouring positions
+        handle.press("ArrowRight" if direction > 0 else "ArrowLeft")
+        page.wait_for_function("k => window.__latency.events.length > k", arg=step, timeout=15_000)
+        direction = -direction
+        lab_page.wait_kernel_idle(page, settle=0.1)
+    events = page.evaluate("window.__latency.events")
+    assert len(events) == STEPS, events
+    assert lab_page.slider_value(length)[0] == SEQUENCE_LENGTH
+
+    total = median_of(events, "keydown", "frame")
+    complete = [e for e in events if e["sent"] is not None and e["received"] is not None]
+    parts = {
+        "keydown -> message sent": median_of(complete, "keydown", "sent"),
+        "sent -> picture message back (server + kernel)": median_of(complete, "sent", "received"),
+        "received -> <img> src set (widget manager)": median_of(complete, "received", "src"),
+        "src set -> decoded": median_of(events, "src", "decoded"),
+        "decoded -> next frame": median_of(events, "decoded", "frame"),
+    } if len(complete) >= STEPS // 2 else {}
+    try:
+        kernel = breakdown(saturation=notebook.startswith("03_"), n=SEQUENCE_LENGTH)
+    except Exception as error:  # a diagnostic only, never the test's verdict
+        kernel = {"breakdown failed": repr(error)}
+    verdict = "meets" if total <= TARGET_MS else "OVER"
+    lines = [
+        f"{what}: {stepped} stepped by arrow key at {length.label} = {SEQUENCE_LENGTH}, "
+        f"median of {STEPS} steps = {total:.0f} ms keydown -> new picture on screen "
+        f"(min {min(e['frame'] - e['keydown'] for e in events):.0f}, "
+        f"max {max(e['frame'] - e['keydown'] for e in events):.0f}); {verdict} the {TARGET_MS} ms target",
+        "  medians: " + "; ".join(f"{k} {v:.1f} ms" for k, v in parts.items()),
+        "  kernel side, same update timed in the test process: " + ", ".join(f"{k} {v}" for k, v in kernel.items()),
+    ]
+    RESULTS["latency"] = {
+        "notebook": notebook, "explorer": what, "stepped": str(stepped), "n": SEQUENCE_LENGTH,
+        "steps": STEPS, "median_ms": round(total, 1), "target_ms": TARGET_MS,
+        "parts_ms": {k: round(v, 1) for k, v in parts.items()}, "kernel": kernel, "lines": lines,
+    }
+    print("\n" + "\n".join(lines))
+    (out_dir / "latency_events.json").write_text(json.dumps(events, indent=1))
+    assert total <= FAIL_MS, f"slider-to-picture latency {total:.0f} ms: far over the {TARGET_MS} ms target"
