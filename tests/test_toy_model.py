@@ -59,7 +59,7 @@ def test_model_is_made_of_helpers_layers_and_is_seeded():
     assert sum(p.numel() for p in model.parameters()) == 18_123
 
 
-def test_padding_never_receives_attention():
+def test_padding_never_receives_attention(one_thread):
     model = build_model().eval()
     x = torch.stack([encode("BADGE"), encode("ABCDEFGH")])
     with torch.no_grad():
@@ -78,7 +78,16 @@ def test_forward_rejects_bad_input():
         model(torch.ones(1, 9, dtype=torch.long))
 
 
-def test_a_few_training_steps_lower_the_loss_deterministically():
+@pytest.fixture
+def one_thread():
+    """Tiny matrices: one thread is as fast, reproducible, and immune to a busy second core."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_few_training_steps_lower_the_loss_deterministically(one_thread):
     config = dataclasses.replace(ToyConfig(), steps=15)
     a, b = build_model(config), build_model(config)
     losses_a, losses_b = train(a, config, progress=False), train(b, config, progress=False)
@@ -98,7 +107,7 @@ def test_save_and_load_round_trip_without_pickle(tmp_path):
         load_model(tmp_path / "missing.safetensors")
 
 
-def test_shipped_weights_load_and_solve_the_task():
+def test_shipped_weights_load_and_solve_the_task(one_thread):
     model = load_model()
     x, y = held_out_set()
     assert token_accuracy(model, x, y) >= 0.99

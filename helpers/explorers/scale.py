@@ -19,7 +19,7 @@ from helpers.scale import (
     kv_cache_bytes,
     score_matrix_bytes,
 )
-from helpers.widgets import LiveFigure, new_figure, png_bytes
+from helpers.widgets import LiveFigure, new_figure
 
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
@@ -37,31 +37,6 @@ def flop_shares(context: int, shape: DecoderShape = LLAMA2_7B) -> dict[str, floa
     parts = flops_per_token(context, shape)
     total = sum(parts.values())
     return {group: 100 * sum(parts[p] for p in members) / total for group, members in PARTS.items()}
-
-
-class _BlittedFigure(LiveFigure):
-    """A LiveFigure that redraws only its moving artists while the ``static`` controls stay put.
-
-    Log axes and layout are slow to draw; the curves change only with the static controls,
-    the markers and bars with every move. Moving artists must be ``animated``.
-    """
-
-    def __init__(self, fig, update, controls, moving, static):
-        self._moving, self._static = moving, static
-        self._background, self._static_key = None, None
-        super().__init__(fig, update, controls)
-
-    def render(self) -> bytes:
-        canvas = self.fig.canvas
-        key = tuple(self.controls[name].value for name in self._static)
-        if self._background is None or key != self._static_key:
-            canvas.draw()  # everything but the animated (moving) artists
-            self._background, self._static_key = canvas.copy_from_bbox(self.fig.bbox), key
-        else:
-            canvas.restore_region(self._background)
-        for artist in self._moving:
-            self.fig.draw_artist(artist)
-        return png_bytes(self.fig)
 
 
 def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
@@ -86,7 +61,13 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     flop_ax.legend(loc="upper center", ncols=2, fontsize=8, frameon=False)
     share_text = flop_ax.text(50, -0.55, "", ha="center", fontsize=9)
 
+    live: list[LiveFigure] = []  # the explorer, once built
+    drawn_for: list = [None]  # (kv_heads, bytes) the cached background shows
+
     def update(context, kv_heads, bytes_per_value):
+        if live and drawn_for[0] != (kv_heads, bytes_per_value):
+            live[0].invalidate(layout=False)  # the curves and legend change: redraw the background
+        drawn_for[0] = (kv_heads, bytes_per_value)
         model = dataclasses.replace(shape, n_kv_heads=kv_heads)
         score_gib = np.array([score_matrix_bytes(int(n), shape.n_heads, bytes_per_value) for n in lengths]) / GIB
         kv_gib = np.array([kv_cache_bytes(int(n), model, bytes_per_value) for n in lengths]) / GIB
@@ -121,7 +102,7 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
         ),
         "bytes_per_value": widgets.ToggleButtons(options=[("fp16", 2), ("fp32", 4)], value=2, description="dtype"),
     }
-    moving = [score_dot, kv_dot, cursor, *bars, share_text]
-    for artist in moving:
-        artist.set_animated(True)
-    return _BlittedFigure(fig, update, controls, moving, static=["kv_heads", "bytes_per_value"])
+    # Only the markers, the cursor, the bars and the text move with the context length; the
+    # log axes (slow to draw) are cached and redrawn only when the curves change.
+    live.append(LiveFigure(fig, update, controls, animated=[score_dot, kv_dot, cursor, *bars, share_text]))
+    return live[0]
