@@ -11,7 +11,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 MAX_ANNOTATED = 10  # annotate cell values only when both sides are at most this long
-MAX_TICK_LABELS = 32  # beyond this, label every k-th token
+MAX_TICK_LABELS = 32  # beyond this many tokens, label every k-th one
+MAX_INDEX_LABELS = 16  # positions without token names are numbered more sparsely
 QUERY_AXIS_LABEL = "query (attending)"
 KEY_AXIS_LABEL = "key (attended to)"
 
@@ -50,9 +51,10 @@ def mask_overlay(blocked: np.ndarray, cell_px: int = 8) -> np.ndarray:
     return np.tile(tile, (*blocked.shape, 1)) * cells
 
 
-def tick_positions(n: int) -> np.ndarray:
-    """Which of n labels to show so that at most MAX_TICK_LABELS are printed."""
-    step = max(1, int(np.ceil(n / MAX_TICK_LABELS)))
+def tick_positions(n: int, named: bool = True) -> np.ndarray:
+    """Which of n positions get a tick label: at most MAX_TICK_LABELS token names, or
+    MAX_INDEX_LABELS position numbers."""
+    step = max(1, int(np.ceil(n / (MAX_TICK_LABELS if named else MAX_INDEX_LABELS))))
     return np.arange(0, n, step)
 
 
@@ -60,14 +62,14 @@ def label_axes(ax: Axes, n_q: int, n_k: int, query_labels=None, key_labels=None)
     """Ticks and titles of a heatmap axis: query rows on the y-axis, key columns on the x-axis."""
     labels = {"q": query_labels, "k": key_labels}
     for axis, n, which in ((ax.yaxis, n_q, "q"), (ax.xaxis, n_k, "k")):
-        ticks = tick_positions(n)
         names = labels[which]
+        ticks = tick_positions(n, named=names is not None)
         if names is not None and len(names) != n:
             raise ValueError(f"{len(names)} {which}-labels given for {n} {which}-positions")
         axis.set_ticks(ticks, [str(names[i]) if names is not None else str(i) for i in ticks])
-    shown = len(tick_positions(n_k))
+    shown = len(tick_positions(n_k, named=key_labels is not None))
     longest = max((len(str(s)) for s in key_labels), default=1) if key_labels is not None else len(str(n_k))
-    ax.tick_params(axis="x", labelrotation=0 if shown * longest <= 24 else 90)  # upright if they fit
+    ax.tick_params(axis="x", labelrotation=0 if shown * longest <= 32 else 90)  # upright if they fit
     ax.set_xlabel(KEY_AXIS_LABEL)
     ax.set_ylabel(QUERY_AXIS_LABEL)
 

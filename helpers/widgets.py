@@ -188,10 +188,18 @@ class LiveHeatmap(LiveFigure):
         title: the figure title (a frame's own title replaces it).
         vmin, vmax: colour range (weights: 0..1).
 
-    Only the image, the mask overlay and the title are redrawn per update (blitting over a
-    cached background); axes, ticks and colour bar are redrawn only when the shape or labels
-    change, and the margins are laid out again only when the shape or the widest label changes.
+    Drawing is layered so that each update redraws only what it changes:
+
+    - the margins are laid out again only when the widest tick label or the key labels'
+      rotation changes (a layout pass costs more than a draw), and are frozen otherwise;
+    - the colour bar and the frame are drawn once per layout (the static background);
+    - new labels (or a new shape) redraw only the two axes (ticks and labels) over the static
+      background; the result is kept for the last ``MAX_LABEL_SETS`` label sets, so moving a
+      slider back to where it was costs no more than an update that keeps the labels;
+    - every update draws the image, the mask overlay and the title over that (blitting).
     """
+
+    MAX_LABEL_SETS = 32  # labelled backgrounds kept (a full-figure RGBA buffer each, about 1 MB)
 
     def __init__(
         self,
@@ -214,9 +222,14 @@ class LiveHeatmap(LiveFigure):
         self._title = title
         self._compute = compute
         self._layout_key = None  # shape and labels the axes were last drawn with
-        self._layout_size = None  # shape and widest labels the margins were last laid out for
+        self._layout_size = None  # widest tick labels and key-label rotation the margins were laid out for
+        self._static = None  # pixels of what no update changes (colour bar, frame)
+        self._labelled: dict = {}  # layout key -> static background plus that key's ticks and labels
+        for axis in (self.ax.xaxis, self.ax.yaxis):
+            axis.set_animated(True)  # drawn per label set by render(), left out of the static background
         self.frame: HeatmapFrame | None = None
-        super().__init__(fig, self._draw_frame, controls, animated=[self.heat, self.overlay, self.ax.title])
+        animated = [self.heat, self.overlay, *self.ax.spines.values(), self.ax.title]  # the frame over the image's edge
+        super().__init__(fig, self._draw_frame, controls, animated=animated)
 
     def _draw_frame(self, **values) -> Readouts:
         frame = self._compute(**values)
@@ -226,15 +239,19 @@ class LiveHeatmap(LiveFigure):
         n_q, n_k = weights.shape
         key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()))
         if key != self._layout_key:  # new shape or labels: redraw the axes once
-            widest = tuple(max((len(str(s)) for s in labels or ()), default=0) for labels in key[2:])
-            self.invalidate(layout=(n_q, n_k, *widest) != self._layout_size)
-            self._layout_size = (n_q, n_k, *widest)
             extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
             self.heat.set_extent(extent)
             self.overlay.set_extent(extent)
             self.ax.set_xlim(extent[:2])
             self.ax.set_ylim(extent[2:])
             label_axes(self.ax, n_q, n_k, frame.query_labels, frame.key_labels)
+            widest = tuple(max((len(t.get_text()) for t in ticks), default=0)
+                           for ticks in (self.ax.get_yticklabels(), self.ax.get_xticklabels()))
+            rotation = self.ax.get_xticklabels()[0].get_rotation() if n_k else 0.0
+            relayout = (*widest, rotation) != self._layout_size
+            self.invalidate(layout=relayout)
+            if relayout:
+                self._layout_size, self._static = (*widest, rotation), None
             self._layout_key = key
         self.heat.set_data(weights)
         self.ax.title.set_text(frame.title if frame.title is not None else self._title)
@@ -244,3 +261,24 @@ class LiveHeatmap(LiveFigure):
             self.overlay.set_data(mask_overlay(blocked))
         self.frame = HeatmapFrame(weights, frame.query_labels, frame.key_labels, frame.mask, dict(frame.readouts), frame.title)
         return frame.readouts
+
+    def render(self) -> bytes:
+        if self._background is None:  # new labels: hand LiveFigure the labelled background
+            canvas = self.fig.canvas
+            if self._static is None:  # first draw, or the margins changed
+                canvas.draw()  # lays out if asked; leaves out the animated artists and the two axes
+                if self._relayout:
+                    self.fig.set_layout_engine("none")  # freeze the margins
+                self._static = canvas.copy_from_bbox(self.fig.bbox)
+                self._labelled.clear()
+            labelled = self._labelled.get(self._layout_key)
+            if labelled is None:
+                canvas.restore_region(self._static)
+                self.ax.draw_artist(self.ax.xaxis)
+                self.ax.draw_artist(self.ax.yaxis)
+                labelled = canvas.copy_from_bbox(self.fig.bbox)
+                if len(self._labelled) >= self.MAX_LABEL_SETS:
+                    self._labelled.pop(next(iter(self._labelled)))  # the oldest
+                self._labelled[self._layout_key] = labelled
+            self._background = labelled
+        return super().render()
