@@ -218,6 +218,7 @@ class LiveHeatmap(LiveFigure):
         self.heat = self.ax.imshow(np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
         self.overlay = self.ax.imshow(np.zeros((1, 1, 4)), interpolation="nearest")
         fig.colorbar(self.heat, ax=self.ax, label=cbar_label, fraction=0.046, pad=0.04)
+        self.ax.set_anchor("W")  # square cells leave spare width: put it right of the heatmap, not left
         self.ax.set_title(title)  # always present, so the layout keeps room for a frame's title
         self._title = title
         self._compute = compute
@@ -225,8 +226,7 @@ class LiveHeatmap(LiveFigure):
         self._layout_size = None  # widest tick labels and key-label rotation the margins were laid out for
         self._static = None  # pixels of what no update changes (colour bar, frame)
         self._labelled: dict = {}  # layout key -> static background plus that key's ticks and labels
-        for axis in (self.ax.xaxis, self.ax.yaxis):
-            axis.set_animated(True)  # drawn per label set by render(), left out of the static background
+        self._set_axes_animated(True)  # drawn per label set by render(), left out of the static background
         self.frame: HeatmapFrame | None = None
         animated = [self.heat, self.overlay, *self.ax.spines.values(), self.ax.title]  # the frame over the image's edge
         super().__init__(fig, self._draw_frame, controls, animated=animated)
@@ -262,13 +262,20 @@ class LiveHeatmap(LiveFigure):
         self.frame = HeatmapFrame(weights, frame.query_labels, frame.key_labels, frame.mask, dict(frame.readouts), frame.title)
         return frame.readouts
 
+    def _set_axes_animated(self, animated: bool) -> None:
+        for axis in (self.ax.xaxis, self.ax.yaxis):
+            axis.set_animated(animated)
+
     def render(self) -> bytes:
         if self._background is None:  # new labels: hand LiveFigure the labelled background
             canvas = self.fig.canvas
             if self._static is None:  # first draw, or the margins changed
-                canvas.draw()  # lays out if asked; leaves out the animated artists and the two axes
-                if self._relayout:
-                    self.fig.set_layout_engine("none")  # freeze the margins
+                if self._relayout:  # lay out with the axes' labels counted, then freeze the margins
+                    self._set_axes_animated(False)
+                    self.fig.get_layout_engine().execute(self.fig)
+                    self._set_axes_animated(True)
+                    self.fig.set_layout_engine("none")
+                canvas.draw()  # leaves out the animated artists and the two axes
                 self._static = canvas.copy_from_bbox(self.fig.bbox)
                 self._labelled.clear()
             labelled = self._labelled.get(self._layout_key)
