@@ -18,8 +18,7 @@ import numpy as np
 import torch
 
 from ..layers import EncoderBlock, LayerNorm
-from ..widgets import new_figure
-from .vectors import BlitFigure
+from ..widgets import LiveFigure, new_figure
 
 MAX_DEPTH = 32
 D_MODEL, NUM_HEADS, D_FF = 32, 4, 128
@@ -127,7 +126,7 @@ def layer_scales(depth: int, norm_first: bool, gain: float = 1.0, seed: int = 0)
     return activations[:depth], gradients[depth - 1, :depth]
 
 
-def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: float = 1.0) -> BlitFigure:
+def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: float = 1.0) -> LiveFigure:
     """Depth, norm placement and branch gain -> per-layer activation and gradient scale.
 
     The chosen placement is drawn in blue; the other one, same weights, in grey dashes.
@@ -172,4 +171,4 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     for table_gain in GAINS:  # every position of every control, computed now (about 0.1 s of CPU each):
         for norm_first in PLACEMENTS.values():  # an update then only redraws the lines
             layer_scales(MAX_DEPTH, norm_first, table_gain)  # the same cache key as update's calls
-    return BlitFigure(fig, update, controls, [*lines.values(), label])
+    return LiveFigure(fig, update, controls, [*lines.values(), label])

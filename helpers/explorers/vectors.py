@@ -14,9 +14,6 @@ from helpers.widgets import LiveFigure, new_figure
 MAX_LENGTH = 3.0
 
 
-BlitFigure = LiveFigure  # transitional name, still imported by depth.py
-
-
 def vector_pair(angle: float, q_length: float, k_length: float) -> tuple[np.ndarray, np.ndarray]:
     """q along the x-axis with length ``q_length``; k at ``angle`` degrees with length ``k_length``."""
     theta = np.deg2rad(angle)
