@@ -72,3 +72,16 @@ def test_widget_outputs_are_ignored_and_carry_a_static_picture(path):
             if "application/vnd.jupyter.widget-view+json" in data:
                 assert "NBVAL_IGNORE_OUTPUT" in source(cell), "a widget cell must be marked # NBVAL_IGNORE_OUTPUT"
                 assert "image/png" in data, "a widget output needs a static PNG fallback"
+
+
+def test_every_notebook_is_on_both_maps_and_every_link_resolves():
+    readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
+    start = markdown(NOTEBOOKS / "00_start_here.ipynb")
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        assert f"](notebooks/{path.name})" in readme, f"{path.name} is missing from README's map"
+        assert f"]({path.name})" in start, f"{path.name} is missing from the map in 00_start_here"
+    for link in re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme):
+        assert (NOTEBOOKS.parent / link).exists(), f"README links to a missing {link}"
+    for path in ALL:
+        for link in re.findall(r"\]\(([^)]+\.ipynb)\)", markdown(path)):
+            assert (path.parent / link).exists(), f"{path.name} links to a missing {link}"
