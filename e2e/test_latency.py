@@ -7,14 +7,20 @@ picture is on screen). Median of 25 steps, printed at the end of ``make e2e`` an
 in build/e2e/latency.json. The kernel-side part (compute, draw, PNG encode) is timed again
 in this process for the same update, so the rest is message transport and the browser.
 
-Until notebook 03 exists, a stand-in LiveHeatmap at n = 32 is measured instead.
+The target is a median of at most 60 ms; the test reports it but fails only far above it
+(FAIL_MS), because the figure depends on what else the machine runs (the load average is
+printed with it). To split the kernel from the Jupyter server without a browser, run
+``.venv/bin/python -m e2e.kernel_roundtrip``. Until notebook 03 exists, a stand-in
+LiveHeatmap at n = 32 is measured instead.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
+import time
 from pathlib import Path
 
 import nbformat
@@ -26,6 +32,7 @@ from e2e.latency_probe import PROBE_SOURCE, breakdown
 
 STEPS = 25
 SEQUENCE_LENGTH = 32
+STEP_PAUSE = 0.3  # seconds from one key press to the next (a learner tapping the arrow key)
 TARGET_MS = 60  # the series' goal (reported); a quiet 2-core machine meets it
 FAIL_MS = 250  # fail only when far over: a full re-plot per step costs about this much
 LENGTH_LABEL = re.compile(r"^(n\b|seq|.*length|.*tokens)", re.IGNORECASE)
@@ -123,6 +130,7 @@ def test_saturation_latency(page, lab, lab_root, out_dir):
     explorer.evaluate("el => el.scrollIntoView({block: 'center'})")
     set_slider(page, length, SEQUENCE_LENGTH)
 
+    load_before = os.getloadavg()[0]
     explorer.locator("img.widget-image").first.evaluate(INSTRUMENT_JS)
     handle = stepped.locator.locator(".noUi-handle").first
     handle.focus()
@@ -130,10 +138,13 @@ def test_saturation_latency(page, lab, lab_root, out_dir):
     direction = 1 if value < high else -1
     for step in range(STEPS):  # back and forth between two neighbouring positions
         handle.press("ArrowRight" if direction > 0 else "ArrowLeft")
-        page.wait_for_function("k => window.__latency.events.length > k", arg=step, timeout=15_000)
+        time.sleep(STEP_PAUSE)  # no polling of the page while a step is under way: it costs it time
+        if page.evaluate("window.__latency.events.length") <= step:  # a slow step: wait for it
+            page.wait_for_function("k => window.__latency.events.length > k", arg=step, timeout=15_000)
+        lab_page.wait_kernel_idle(page, settle=0.05)
         direction = -direction
-        lab_page.wait_kernel_idle(page, settle=0.1)
     events = page.evaluate("window.__latency.events")
+    load = (load_before + os.getloadavg()[0]) / 2
     assert len(events) == STEPS, events
     assert lab_page.slider_value(length)[0] == SEQUENCE_LENGTH
 
@@ -158,10 +169,12 @@ def test_saturation_latency(page, lab, lab_root, out_dir):
         f"max {max(e['frame'] - e['keydown'] for e in events):.0f}); {verdict} the {TARGET_MS} ms target",
         "  medians: " + "; ".join(f"{k} {v:.1f} ms" for k, v in parts.items()),
         "  kernel side, same update timed in the test process: " + ", ".join(f"{k} {v}" for k, v in kernel.items()),
+        f"  machine: {os.cpu_count()} CPUs, load average {load:.1f} while measuring (this test alone: about 1)"
+        + (" - other work was running: expect slower than on a quiet machine" if load > (os.cpu_count() or 1) else ""),
     ]
     RESULTS["latency"] = {
         "notebook": notebook, "explorer": what, "stepped": str(stepped), "n": SEQUENCE_LENGTH,
-        "steps": STEPS, "median_ms": round(total, 1), "target_ms": TARGET_MS,
+        "steps": STEPS, "median_ms": round(total, 1), "target_ms": TARGET_MS, "load_average": round(load, 2),
         "parts_ms": {k: round(v, 1) for k, v in parts.items()}, "kernel": kernel, "lines": lines,
     }
     print("\n" + "\n".join(lines))
