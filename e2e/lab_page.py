@@ -194,9 +194,10 @@ def change(control: Control) -> str:
         return "Space"
     if control.kind == "toggle-buttons":
         button = element.locator("button:not(.mod-active)").first
+        name = (button.text_content() or "").strip()  # before: the locator is re-evaluated lazily
         button.focus()
         button.press("Space")
-        return f"Space on {(button.text_content() or '').strip()!r}"
+        return f"Space on {name!r}"
     if control.kind == "radio":
         radio = element.locator("input[type=radio]:not(:checked)").first
         radio.focus()
