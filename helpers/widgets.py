@@ -48,12 +48,11 @@ def png_bytes(fig: Figure) -> bytes:
 
 def format_readouts(readouts: Readouts) -> str:
     """An HTML table of name: value, floats with 3 decimals."""
+    cell = "padding:0 0.4em;white-space:nowrap"  # a name or value never wraps mid-word
     rows = "".join(
-        f"<tr><td style='padding-right:1em'>{html.escape(str(k))}</td>"
-        f"<td style='text-align:right;font-family:monospace'>"
-        f"{v:.3f}</td></tr>" if isinstance(v, float) else
-        f"<tr><td style='padding-right:1em'>{html.escape(str(k))}</td>"
-        f"<td style='text-align:right;font-family:monospace'>{html.escape(str(v))}</td></tr>"
+        f"<tr><td style='{cell}'>{html.escape(str(k))}</td>"
+        f"<td style='{cell};text-align:right;font-family:monospace'>"
+        f"{html.escape(f'{v:.3f}' if isinstance(v, float) else str(v))}</td></tr>"
         for k, v in readouts.items()
     )
     return f"<table>{rows}</table>"
