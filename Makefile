@@ -24,10 +24,12 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --notebook-dir=notebooks $(ROOT_FLAG) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
+# Two workers, one file each at a time (a notebook's cells must stay in one kernel);
+# one thread per worker so the two do not fight over the two cores.
 test: $(STAMP) lint
-	MPLBACKEND=$(INLINE) $(BIN)/python -m pytest tests notebooks --nbval \
+	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks --nbval \
 		--nbval-current-env --nbval-cell-timeout=120 \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
