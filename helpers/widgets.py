@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import base64
 import html
-import io
+import struct
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -23,7 +24,6 @@ from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from PIL import Image
 
 from .plots import as_matrix, label_axes, mask_overlay
 
@@ -37,13 +37,21 @@ def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
     return fig
 
 
+def _png_chunk(tag: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+
 def png_bytes(fig: Figure) -> bytes:
-    """PNG of what the canvas last drew (no redraw), fast compression."""
+    """PNG of what the canvas last drew (no redraw): RGB rows without PNG filtering, zlib
+    level 1. Half the time of Pillow's encoder (which tries a filter per row), same pixels."""
     canvas = fig.canvas
-    buffer = io.BytesIO()
-    rgba = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    rgba.convert("RGB").save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+    width, height = canvas.get_width_height()
+    rgba = np.asarray(canvas.buffer_rgba())
+    rows = np.zeros((height, 1 + 3 * width), np.uint8)  # each row: filter type 0, then R G B ...
+    rows[:, 1:] = rgba[:, :, :3].reshape(height, 3 * width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, not interlaced
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
 
 
 def format_readouts(readouts: Readouts) -> str:
