@@ -81,10 +81,32 @@ def check(exercise_id: str, answer: Any) -> None:
 # --- small building blocks for checkers -------------------------------------------
 
 
+def as_array(answer: Any) -> np.ndarray:
+    """A float numpy copy of an answer given as a number, list, array or tensor."""
+    if isinstance(answer, torch.Tensor):
+        answer = answer.detach().cpu()
+    return np.asarray(answer, dtype=float)
+
+
+def number(answer: Any) -> float:
+    """One number out of an answer; a TypeError (shown as a hint) if it is an array."""
+    value = as_array(answer)
+    if value.shape != ():
+        raise TypeError(f"expected one number, got an array of shape {value.shape}")
+    return float(value)
+
+
+def whole_number(answer: Any) -> int:
+    """One whole number out of an answer (12 and 12.0 alike)."""
+    value = number(answer)
+    if value != round(value):
+        raise TypeError("expected a whole number")
+    return int(value)
+
+
 def close(answer: Any, expected: Any, *, atol: float = 1e-4, rtol: float = 1e-4) -> bool | str:
     """True if ``answer`` equals ``expected`` numerically (any array kind); else a shape hint."""
-    got = np.asarray(answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer, dtype=float)
-    want = np.asarray(expected.detach().cpu() if isinstance(expected, torch.Tensor) else expected, dtype=float)
+    got, want = as_array(answer), as_array(expected)
     if got.shape != want.shape:
         return f"your answer has shape {got.shape}, the question asks for shape {want.shape}."
     return bool(np.allclose(got, want, atol=atol, rtol=rtol))

@@ -2,22 +2,15 @@
 
 import numpy as np
 
-from helpers.checks import close, exercise
+from helpers.checks import close, exercise, number
 
 ME = np.array([5, 4, 1, 2])
 SORA = np.array([2, 1, 4, 5])
 
 
-def _number(answer) -> float:
-    value = np.asarray(answer, dtype=float)
-    if value.shape != ():
-        raise TypeError(f"expected one number, got an array of shape {value.shape}")
-    return float(value)
-
-
 @exercise("01.1", hint="multiply the two ratings genre by genre, then add the four products (me @ sora).")
 def _dot_me_sora(answer):
-    value = _number(answer)
+    value = number(answer)
     if value == float(np.sum(ME + SORA)):
         return "that is a sum of the ratings; the dot product multiplies them pairwise first."
     return value == float(ME @ SORA)
@@ -25,7 +18,7 @@ def _dot_me_sora(answer):
 
 @exercise("01.2", hint="divide the dot product by the length of each vector, np.linalg.norm.")
 def _cosine_me_sora(answer):
-    value = _number(answer)
+    value = number(answer)
     if value == float(ME @ SORA):
         return "that is the dot product itself; the cosine divides it by both lengths."
     if not -1 <= value <= 1:
@@ -46,7 +39,7 @@ def _cross_shape(answer):
 
 @exercise("01.4", hint="the score matrix is N × N; multiplying N by 4 multiplies both sides.")
 def _quadratic_cost(answer):
-    entries, ratio = (_number(a) for a in answer)
+    entries, ratio = (number(a) for a in answer)
     if entries == 1000:
         return "one score per query-key pair: every one of the N queries meets every one of the N keys."
     if entries != 1000**2:

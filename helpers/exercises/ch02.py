@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from helpers.checks import close, exercise
+from helpers.checks import as_array, close, exercise
 
 
 def _softmax(s: np.ndarray) -> np.ndarray:
@@ -10,14 +10,8 @@ def _softmax(s: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
-def _array(answer) -> np.ndarray:
-    if hasattr(answer, "detach"):
-        answer = answer.detach().cpu().numpy()
-    return np.asarray(answer, dtype=float)
-
-
 def _weights_check(answer, scores: np.ndarray):
-    got = _array(answer)
+    got = as_array(answer)
     if got.shape != scores.shape:
         return f"the answer should hold {scores.size} weights, one per score; yours has shape {got.shape}."
     if not np.isfinite(got).all():
@@ -35,7 +29,7 @@ def _weights_check(answer, scores: np.ndarray):
 
 @exercise("02.1", hint="exponentiate each score, then divide by the sum of the exponentials.")
 def _softmax_123(answer):
-    got = _array(answer)
+    got = as_array(answer)
     if got.shape == (3,) and np.allclose(got, np.array([1, 2, 3]) / 6):
         return "dividing the scores by their sum is not softmax: exponentiate first."
     return _weights_check(answer, np.array([1.0, 2.0, 3.0]))
@@ -64,7 +58,7 @@ def _stable(answer):
 
 @exercise("02.4", hint="H = -Σ p log p with p = 1/16 for each of the 16 keys, natural logarithm.")
 def _uniform_entropy(answer):
-    value = float(_array(answer))
+    value = float(as_array(answer))
     if np.isclose(value, np.log2(16)):
         return "that is the entropy in bits (log base 2); the notebook measures in nats (natural log)."
     if value < 0:
@@ -74,7 +68,7 @@ def _uniform_entropy(answer):
 
 @exercise("02.5", hint="first p = softmax(s), then J = diag(p) - outer(p, p).")
 def _jacobian(answer):
-    got = _array(answer)
+    got = as_array(answer)
     p = _softmax(np.array([1.0, 0.0, -1.0]))
     if got.shape != (3, 3):
         return f"the Jacobian of 3 weights by 3 scores is 3 × 3; yours has shape {got.shape}."

@@ -4,18 +4,11 @@ import math
 
 import numpy as np
 
-from helpers.checks import close, exercise
+from helpers.checks import close, exercise, number
 
 WORKED_Q = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]], dtype=float)
 WORKED_K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], dtype=float)
 WORKED_V = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=float)
-
-
-def _number(answer) -> float:
-    value = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer, dtype=float)
-    if value.shape != ():
-        raise TypeError(f"expected one number, got an array of shape {value.shape}")
-    return float(value)
 
 
 def _attention(scale: float) -> np.ndarray:
@@ -26,7 +19,7 @@ def _attention(scale: float) -> np.ndarray:
 
 @exercise("03.1", hint="the variance of a score is d_k; the standard deviation is its square root. Dividing by √d_k divides the std by √d_k.")
 def _std_256(answer):
-    unscaled, scaled = (_number(a) for a in answer)
+    unscaled, scaled = (number(a) for a in answer)
     if unscaled == 256:
         return "256 is the variance of the unscaled score; the question asks for the standard deviation."
     if not math.isclose(unscaled, math.sqrt(256), abs_tol=1e-6):
@@ -38,7 +31,7 @@ def _std_256(answer):
 
 @exercise("03.2", hint="each product qᵢkᵢ of two independent uniform [0, 1) entries has mean E[qᵢ]·E[kᵢ]; add up d_k of them.")
 def _rand_mean(answer):
-    value = _number(answer)
+    value = number(answer)
     if math.isclose(value, 100 / 2):
         return "E[qᵢkᵢ] = E[qᵢ]·E[kᵢ], and each of the two means is 0.5."
     if math.isclose(value, 0.0):
@@ -50,7 +43,7 @@ def _rand_mean(answer):
 
 @exercise("03.3", hint="Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] when the means are 0; there are d_k independent terms.")
 def _variance_sigma(answer):
-    value = _number(answer)
+    value = number(answer)
     if math.isclose(value, 64.0):
         return "64 is the answer for variance 1; here each entry has variance 4, for q and for k."
     if math.isclose(value, 64 * 4):

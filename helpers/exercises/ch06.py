@@ -1,23 +1,13 @@
 """Notebook 06 (multi-head attention): checkers. None of them prints the expected answer."""
 
-import numpy as np
 import torch
 
-from helpers.checks import exercise
-
-
-def _whole_number(answer) -> int:
-    value = np.asarray(answer.detach() if isinstance(answer, torch.Tensor) else answer, dtype=float)
-    if value.shape != ():
-        raise TypeError(f"expected one number, got an array of shape {value.shape}")
-    if value != np.round(value):
-        raise TypeError("expected a whole number")
-    return int(value)
+from helpers.checks import exercise, whole_number
 
 
 @exercise("06.1", hint="W_Q, W_K, W_V and W_O are each d_model × d_model with a bias of d_model; h does not appear.")
 def _bert_attention_params(answer):
-    value, d = _whole_number(answer), 768
+    value, d = whole_number(answer), 768
     if value == 4 * d * d:
         return "those are the weights; add the four biases of d_model numbers each."
     if value == 4 * d * (d // 12) + 4 * (d // 12) or value == 4 * d * (d // 12):
@@ -63,7 +53,7 @@ def _merge_heads(answer):
 
 @exercise("06.4", hint="each token stores one key and one value of d_k numbers per key/value head.")
 def _gqa_cache(answer):
-    value = _whole_number(answer)
+    value = whole_number(answer)
     if value == 2 * 32 * 128:
         return "that is full multi-head attention; with GQA only the g key/value heads are cached."
     if value == 8 * 128:

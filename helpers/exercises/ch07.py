@@ -2,11 +2,10 @@
 
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
-from helpers.checks import exercise
+from helpers.checks import exercise, whole_number
 
 FAMILIES = ("encoder-only", "decoder-only", "encoder-decoder")
 _MAP = {
@@ -27,18 +26,9 @@ _WHY = {  # a hint per model, naming what to look at, never the family
 }
 
 
-def _whole_number(answer) -> int:
-    value = np.asarray(answer.detach() if isinstance(answer, torch.Tensor) else answer, dtype=float)
-    if value.shape != ():
-        raise TypeError(f"expected one number, got an array of shape {value.shape}")
-    if value != np.round(value):
-        raise TypeError("expected a whole number")
-    return int(value)
-
-
 @exercise("07.1", hint="a path is a choice of which layers it goes through; count the ways to choose 2 of 6.")
 def _paths_through_two(answer):
-    value = _whole_number(answer)
+    value = whole_number(answer)
     if value == 2**6:
         return "that is every path; only those through exactly 2 layers count."
     if value == 6 * 5:
@@ -75,7 +65,7 @@ def _rms_norm(answer):
 
 @exercise("07.3", hint="attention 4·d² + 4·d, FFN two linear maps with biases (d → d_ff → d), two LayerNorms of 2·d each.")
 def _bert_block_params(answer):
-    value, d, d_ff = _whole_number(answer), 768, 3072
+    value, d, d_ff = whole_number(answer), 768, 3072
     attention, ffn, norms = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * 2 * d
     if value == attention + ffn:
         return "add the two LayerNorms: each has a γ and a β of d_model numbers."
