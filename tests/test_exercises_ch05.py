@@ -1,11 +1,11 @@
 """Notebook 05's checkers accept the right answers, reject wrong ones, and never reveal the answer."""
 
 import numpy as np
-import pytest
 import torch
 
 import helpers
 from helpers.checks import evaluate
+from tests.exercise_harness import exercise_tests
 
 TOKENS = torch.tensor([[4, 9, 2, 0], [7, 0, 0, 0]])
 CAUSAL5 = np.tril(np.ones((5, 5), bool))
@@ -25,21 +25,11 @@ WRONG = {
     "05.4": [TOKENS != 0, helpers.padding_mask(TOKENS), torch.ones(2, 3)],
     "05.5": [[5, 6, 7], [0], [0, 1], [0, 1, 2, 3], []],
 }
+LEAKS = ["True, True", "[0, 1", "{'C', 'D'}"]  # parts of the right answers
 
-
-@pytest.mark.parametrize("exercise_id", sorted(RIGHT))
-def test_right_answers_pass(exercise_id):
-    for answer in RIGHT[exercise_id]:
-        correct, message = evaluate(exercise_id, answer)
-        assert correct, f"{exercise_id} rejected {answer!r}: {message}"
-
-
-@pytest.mark.parametrize("exercise_id", sorted(WRONG))
-def test_wrong_answers_fail(exercise_id):
-    for answer in WRONG[exercise_id]:
-        correct, message = evaluate(exercise_id, answer)
-        assert not correct, f"{exercise_id} accepted {answer!r}"
-        assert "True, True" not in message and "[0, 1" not in message and "{'C', 'D'}" not in message
+test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
+    RIGHT, WRONG, several_right=True, secrets=dict.fromkeys(WRONG, LEAKS)
+)
 
 
 def test_specific_hints():

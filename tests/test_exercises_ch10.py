@@ -1,10 +1,9 @@
 """Notebook 10's checkers accept the right answers, reject wrong ones, and never reveal them."""
 
-import pytest
 import torch
 
-from helpers.checks import evaluate
 from helpers.toy_model import encode, load_model
+from tests.exercise_harness import exercise_tests
 
 
 def mirror(head: int, word: str = "FACADE") -> float:
@@ -23,14 +22,6 @@ WRONG = {
     "10.4": [mirror(0), 1.0, 0.0],
 }
 
-
-@pytest.mark.parametrize("exercise_id", sorted(RIGHT))
-def test_right_answer_is_accepted(exercise_id):
-    assert evaluate(exercise_id, RIGHT[exercise_id]) == (True, "Correct!")
-
-
-@pytest.mark.parametrize("exercise_id, wrong", [(e, w) for e, ws in WRONG.items() for w in ws])
-def test_wrong_answer_is_rejected_without_revealing(exercise_id, wrong):
-    correct, message = evaluate(exercise_id, wrong)
-    assert not correct and "Hint" in message
-    assert str(RIGHT[exercise_id]) not in message
+test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
+    RIGHT, WRONG
+)
