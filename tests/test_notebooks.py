@@ -9,7 +9,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ALL = sorted(p for p in NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-CHAPTERS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+CHAPTERS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb") if not p.name.startswith("00_"))
 
 
 def cells(path: Path) -> list[dict]:
@@ -51,7 +51,7 @@ def test_chapter_has_the_series_shape(path):
     assert cells(path)[0]["cell_type"] == "markdown" and source(cells(path)[0]).startswith("# ")
     for part in ("What you will learn", "Predict:", "Recap", "VLA", "Exercises"):
         assert part in text, f"{path.name} has no '{part}'"
-    assert re.search(r"\]\((\./)?\d\d_[a-z0-9_]+\.ipynb\)", text) or "last notebook" in text.lower(), "no link to the next notebook"
+    assert re.search(r"\]\((\./)?\d\d[a-z]?_[a-z0-9_]+\.ipynb\)", text) or "last notebook" in text.lower(), "no link to the next notebook"
     checks = sum(source(c).count("check(\"") for c in cells(path) if c["cell_type"] == "code")
     assert 3 <= checks <= 6, f"{path.name} has {checks} checked exercises; the series asks for 3-6"
 
@@ -77,7 +77,7 @@ def test_widget_outputs_are_ignored_and_carry_a_static_picture(path):
 def test_every_notebook_is_on_both_maps_and_every_link_resolves():
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     start = markdown(NOTEBOOKS / "00_start_here.ipynb")
-    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")):
         assert f"](notebooks/{path.name})" in readme, f"{path.name} is missing from README's map"
         assert f"]({path.name})" in start, f"{path.name} is missing from the map in 00_start_here"
     for link in re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme):
