@@ -10,7 +10,7 @@ INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as s
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
-.PHONY: setup lab test lint notebooks kernel e2e clean
+.PHONY: setup lab test test-compat lint notebooks kernel e2e clean
 
 setup: $(STAMP)
 
@@ -30,6 +30,23 @@ test: $(STAMP) lint
 	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks --nbval \
 		--nbval-current-env --nbval-cell-timeout=120 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
+
+# The unit and explorer tests (not nbval) in a second environment holding exactly the oldest
+# versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26, ...).
+COMPAT       := .venv-compat
+COMPAT_STAMP := $(COMPAT)/.installed
+
+$(COMPAT_STAMP): requirements-compat.txt pyproject.toml
+	@test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
+	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT)/bin/python -m pip install --quiet -r requirements-compat.txt
+	@touch $(COMPAT_STAMP)
+
+test-compat: $(COMPAT_STAMP)
+	@$(COMPAT)/bin/python -c "import ipywidgets, matplotlib, numpy, torch; \
+		print('test-compat: ipywidgets', ipywidgets.__version__, '| numpy', numpy.__version__, \
+		'| matplotlib', matplotlib.__version__, '| torch', torch.__version__)"
+	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -60,4 +77,4 @@ e2e: $(STAMP)
 	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(COMPAT) build .pytest_cache .ruff_cache

@@ -6,6 +6,9 @@ figure's artists in place; the figure is rendered by Agg to a PNG and shown in a
 
 Displayed in JupyterLab the explorer is live; displayed anywhere else (nbval, GitHub,
 nbconvert) the same output carries a static PNG of its current state.
+
+Works with ipywidgets 7.7+ and 8.x, and imports ipywidgets only when a live figure is made,
+so the rest of ``helpers`` runs where no widget stack is installed (a GPU server, a script).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -27,7 +30,32 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from .plots import as_matrix, label_axes, mask_overlay
 
+if TYPE_CHECKING:
+    import ipywidgets as widgets
+
 Readouts = Mapping[str, float | int | str]
+
+
+def ipywidgets():
+    """The ipywidgets module, imported on first use; a clear error if it is not installed."""
+    try:
+        import ipywidgets as module
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "The live explorers need ipywidgets (7.7 or newer): pip install ipywidgets, "
+            "or start Jupyter with `make lab`. The rest of helpers works without it."
+        ) from None
+    return module
+
+
+def widget_view_bundle(widget: widgets.Widget) -> dict:
+    """The mime bundle that shows a live widget in a Jupyter front end.
+
+    ipywidgets 8 returns it from ``_repr_mimebundle_``; 7.x has no such method and publishes
+    the same bundle from ``_ipython_display_``. Built here, it is the same under both.
+    """
+    view = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+    return {"application/vnd.jupyter.widget-view+json": view}
 
 
 def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
@@ -101,6 +129,7 @@ class LiveFigure:
             artist.set_animated(True)  # left out of the cached background
         self._background = None
         self._relayout = isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+        widgets = ipywidgets()
         self.image = widgets.Image(format="png")
         self.readout_box = widgets.HTML()
         self.readouts: Readouts = {}
@@ -158,11 +187,12 @@ class LiveFigure:
     @property
     def widget(self) -> widgets.Box:
         """The controls above, the picture and readouts below."""
+        widgets = ipywidgets()
         controls = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
         return widgets.VBox([controls, widgets.HBox([self.image, self.readout_box])])
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
-        bundle = self.widget._repr_mimebundle_(**kwargs)  # live view in JupyterLab
+        bundle = widget_view_bundle(self.widget)  # live view in a front end with a kernel
         bundle["image/png"] = base64.b64encode(self.image.value).decode()  # static fallback
         bundle["text/plain"] = f"{type(self).__name__} ({', '.join(self.controls)})"
         return bundle
