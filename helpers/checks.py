@@ -1,5 +1,7 @@
 """Auto-checked exercises: ``check("03.2", answer)`` says right or not yet, with a hint.
 
+The feedback is in the language of :mod:`helpers.i18n` (English, or Korean in notebooks/ko/).
+
 A checker never prints the expected answer. Exercises live in ``helpers/exercises/``,
 one module per notebook, each registering its checkers with :func:`exercise`.
 """
@@ -14,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from .i18n import translate as _
 
 Checker = Callable[[Any], bool | str]
 
@@ -62,20 +66,23 @@ def evaluate(exercise_id: str, answer: Any) -> tuple[bool, str]:
         raise ValueError(f"unknown exercise {exercise_id!r}; known: {', '.join(known)}")
     ex = known[exercise_id]
     if answer is ... or answer is None:
-        return False, "Not answered yet: replace the `...` with your answer and run the cell again."
+        return False, _("Not answered yet: replace the `...` with your answer and run the cell again.")
     try:
         verdict = ex.checker(answer)
     except Exception as exc:  # an answer of the wrong kind must not crash the lesson
-        return False, f"Not yet: could not check this answer ({type(exc).__name__}: {exc}). Hint: {ex.hint}"
+        problem = f"{type(exc).__name__}: {exc}"
+        return False, _(f"Not yet: could not check this answer ({problem}). Hint: {ex.hint}")
     if verdict is True:
-        return True, "Correct!"
-    return False, f"Not yet. Hint: {verdict if isinstance(verdict, str) else ex.hint}"
+        return True, _("Correct!")
+    hint = verdict if isinstance(verdict, str) else ex.hint
+    return False, _(f"Not yet. Hint: {hint}")
 
 
 def check(exercise_id: str, answer: Any) -> None:
     """Check an exercise answer and print ✅ / ❌ with a hint."""
     correct, message = evaluate(exercise_id, answer)
-    print(f"{'✅' if correct else '❌'} Exercise {exercise_id}: {message}")
+    mark = "✅" if correct else "❌"
+    print(_(f"{mark} Exercise {exercise_id}: {message}"))
 
 
 # --- small building blocks for checkers -------------------------------------------

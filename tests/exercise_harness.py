@@ -14,6 +14,10 @@ import pytest
 
 from helpers.checks import as_array, evaluate
 
+# Every chapter's cases, as registered by exercise_tests: (exercise id, answer, right?).
+# tests/test_korean.py replays them with the feedback in Korean.
+ALL_CASES: list[tuple[str, object, bool]] = []
+
 COMMON = {"0.000", "0.0000", "1.000", "1.0000"}  # appear in hints about weights summing to 1
 
 
@@ -49,6 +53,8 @@ def exercise_tests(
     """
     rights = {k: list(v) if several_right else [v] for k, v in right.items()}
     secrets = secrets or {}
+    ALL_CASES.extend([(k, a, True) for k, answers in rights.items() for a in answers[:1]])
+    ALL_CASES.extend([(k, a, False) for k, answers in wrong.items() for a in answers])
 
     @pytest.mark.parametrize("exercise_id, answer", [(k, a) for k, answers in rights.items() for a in answers])
     def test_right(exercise_id, answer):

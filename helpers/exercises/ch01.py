@@ -1,11 +1,14 @@
 """Notebook 01 (the dot product): checkers. None of them prints the expected answer."""
 
+import math
+
 import numpy as np
 
-from helpers.checks import close, exercise, number
+from helpers.checks import as_array, exercise, number, whole_number
 
 ME = np.array([5, 4, 1, 2])
 SORA = np.array([2, 1, 4, 5])
+CHEOLSU = np.array([4, 5, 1, 3])
 
 
 @exercise("01.1", hint="multiply the two ratings genre by genre, then add the four products (me @ sora).")
@@ -27,33 +30,84 @@ def _cosine_me_sora(answer):
     return abs(value - cos) < 1e-3
 
 
-@exercise("01.3", hint="Q Kᵀ has one row per query and one column per key.")
-def _cross_shape(answer):
-    shape = tuple(int(s) for s in answer)
-    if shape == (7, 5):
-        return "rows and columns are swapped: rows are the queries (the text tokens)."
-    if 8 in shape:
-        return "d_k is summed over in the dot product; it does not appear in the score matrix's shape."
-    return shape == (5, 7)
+@exercise("01.3", hint="a · b = |a| |b| cos θ: with both lengths fixed, only the angle is left to choose.")
+def _best_score_at_fixed_length(answer):
+    value = number(answer)
+    best = float(np.linalg.norm(ME) * np.linalg.norm(CHEOLSU))
+    if math.isclose(value, float(ME @ CHEOLSU)):
+        return "that is Cheolsu's own score; a friend of the same length pointing in a better direction scores more."
+    if math.isclose(value, float(ME @ np.full(4, 5))):
+        return "that is Jun's score; his vector is longer than Cheolsu's, and the question keeps Cheolsu's length."
+    if math.isclose(value, float(ME @ ME)) or math.isclose(value, float(CHEOLSU @ CHEOLSU)):
+        return "that is one vector's squared length; the score involves both lengths."
+    if value > best + 0.01:
+        return "no vector of that length can score so much: cos θ is at most 1."
+    return abs(value - best) < 0.01
 
 
-@exercise("01.4", hint="the score matrix is N × N; multiplying N by 4 multiplies both sides.")
-def _quadratic_cost(answer):
-    entries, ratio = (number(a) for a in answer)
-    if entries == 1000:
-        return "one score per query-key pair: every one of the N queries meets every one of the N keys."
-    if entries != 1000**2:
-        return "count the entries of an N × N matrix for N = 1000."
-    if ratio == 4:
-        return "the number of scores is right; the ratio is not: both the rows and the columns grow."
-    return ratio == (4000 / 1000) ** 2
+def _reference_cosines(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    unit_q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    unit_k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+    return unit_q @ np.swapaxes(unit_k, -2, -1)
 
 
-@exercise("01.5", hint="transpose only the last two axes of the keys: np.swapaxes(Kx, -2, -1) or Kx.transpose(0, 2, 1).")
-def _batched_scores(answer):
-    q = np.random.default_rng(5).standard_normal((2, 3, 4))
-    k = np.random.default_rng(6).standard_normal((2, 3, 4))
-    verdict = close(answer, q @ np.swapaxes(k, -2, -1))
-    if verdict is False and close(answer, k @ np.swapaxes(q, -2, -1)) is True:
-        return "that is K Qᵀ (rows are keys); the rows must be the queries."
-    return verdict
+def _cosine_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(Q, K) pairs without and with a batch axis, n_q != n_k, random widths and lengths."""
+    cases = []
+    for batch in ((), (int(rng.integers(2, 5)),)):
+        n_q, n_k = (int(v) for v in rng.choice(np.arange(2, 9), size=2, replace=False))
+        d_k = int(rng.integers(3, 9))
+        lengths_q = rng.uniform(0.5, 3.0, size=(*batch, n_q, 1))
+        lengths_k = rng.uniform(0.5, 3.0, size=(*batch, n_k, 1))
+        cases.append((lengths_q * rng.standard_normal((*batch, n_q, d_k)),
+                      lengths_k * rng.standard_normal((*batch, n_k, d_k))))
+    return cases
+
+
+@exercise("01.4", hint="divide each query by its length and each key by its length (np.linalg.norm over the last axis, keepdims=True), then take the scores as in section 5, transposing only the last two axes.")
+def _cosine_scores(answer):
+    if not callable(answer):
+        return "the answer is the function itself: answer = cosine_scores (no brackets)."
+    for q, k in _cosine_cases(np.random.default_rng()):
+        batched = q.ndim == 3
+        try:
+            got = answer(q.copy(), k.copy())
+        except Exception as err:  # a learner's bug must become a hint, not a crash
+            if batched:
+                return f"your function fails when a batch axis is in front ({type(err).__name__}); `.T` reverses every axis, swap only the last two."
+            return f"your function raised {type(err).__name__} on Q of shape {q.shape} and K of shape {k.shape}."
+        if got is None:
+            return "your function returns None: end it with a `return`."
+        got = as_array(got)
+        want = _reference_cosines(q, k)
+        if got.shape == want.shape[:-2] + want.shape[:-3:-1]:
+            return "rows and columns are swapped: one row per query, one column per key."
+        if got.shape != want.shape:
+            return f"for Q of shape {q.shape} and K of shape {k.shape} your function returned shape {got.shape}; the scores need one row per query and one column per key."
+        raw = q @ np.swapaxes(k, -2, -1)
+        if np.allclose(got, raw):
+            return "those are the raw dot products; a cosine divides each one by both lengths."
+        if np.allclose(got, raw / np.linalg.norm(q, axis=-1, keepdims=True)) or np.allclose(
+            got, raw / np.swapaxes(np.linalg.norm(k, axis=-1, keepdims=True), -2, -1)
+        ):
+            return "you divided by only one of the two lengths; divide by the query's and by the key's."
+        if not np.allclose(got, want, atol=1e-8):
+            if np.abs(got).max() > 1 + 1e-9:
+                return "some of your values lie outside [-1, 1], which a cosine never does: each vector's length is taken over its d_k entries (the last axis)."
+            return False
+    return True
+
+
+@exercise("01.5", hint="every entry of Q Kᵀ is one dot product of two d_k-wide vectors: count the entries, then the products inside each.")
+def _multiplications(answer):
+    value = whole_number(answer)
+    n, d_k, heads = 300, 128, 32
+    if value == n * n:
+        return "that is the number of scores; each score is itself a sum of products."
+    if value == n * d_k:
+        return "that is the number of entries of Q, not the work of Q Kᵀ."
+    if value in (heads * n * n, heads * n * n * d_k):
+        return "that counts all 32 heads; the question asks about one."
+    if value == n * n * (d_k - 1):
+        return "that counts the additions; the question asks for the multiplications."
+    return value == n * n * d_k

@@ -1,8 +1,10 @@
 """Notebook 02 (softmax): checkers. None of them prints the expected answer."""
 
+import math
+
 import numpy as np
 
-from helpers.checks import as_array, close, exercise
+from helpers.checks import as_array, close, exercise, number
 
 
 def _softmax(s: np.ndarray) -> np.ndarray:
@@ -35,20 +37,52 @@ def _softmax_123(answer):
     return _weights_check(answer, np.array([1.0, 2.0, 3.0]))
 
 
-@exercise("02.2", hint="the keys are the last axis of (B, h, n_q, n_k); normalise over the keys.")
-def _which_dim(answer):
-    if isinstance(answer, bool) or float(answer) != int(answer):
-        return "a dimension is an integer index."
-    dim = int(answer)
-    wrong = {0: "dim 0 is the batch: that would normalise across different sequences.",
-             -4: "dim -4 is the batch: that would normalise across different sequences.",
-             1: "dim 1 is the heads: that would normalise across heads.",
-             -3: "dim -3 is the heads: that would normalise across heads.",
-             2: "dim 2 is the queries: each key's column would sum to 1, not each query's row.",
-             -2: "dim -2 is the queries: each key's column would sum to 1, not each query's row."}
-    if dim in wrong:
-        return wrong[dim]
-    return dim in (3, -1)
+def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, int]]:
+    """(scores, axis) pairs: 1-D to 3-D, positive and negative axes, ordinary and huge scores.
+
+    Every case has rows of very different sizes, so subtracting one global maximum instead
+    of each slice's own underflows to 0 / 0."""
+    cases = [(rng.standard_normal(int(rng.integers(3, 8))), -1)]
+    for ndim, axis in ((2, 0), (2, -1), (3, 1), (3, -1)):
+        shape = tuple(int(v) for v in rng.integers(2, 6, size=ndim))
+        across = (axis + 1) % ndim  # an axis that runs across the slices
+        offsets = np.linspace(-1500.0, 1500.0, shape[across])
+        scores = 3.0 * rng.standard_normal(shape) + np.expand_dims(offsets, tuple(a for a in range(ndim) if a != across))
+        cases.append((scores, axis))
+    return cases
+
+
+@exercise("02.2", hint="subtract each slice's own maximum along `axis` (keepdims=True keeps the axis for broadcasting), exponentiate, divide by the sum along the same axis.")
+def _stable_softmax_any_axis(answer):
+    if not callable(answer):
+        return "the answer is the function itself: answer = softmax (no brackets)."
+    for scores, axis in _softmax_cases(np.random.default_rng()):
+        try:
+            with np.errstate(all="ignore"):
+                got = answer(scores.copy(), axis=axis)
+        except Exception as err:  # a learner's bug must become a hint, not a crash
+            return f"your function raised {type(err).__name__} on scores of shape {scores.shape} with axis={axis}."
+        if got is None:
+            return "your function returns None: end it with a `return`."
+        got = as_array(got)
+        if got.shape != scores.shape:
+            return f"for scores of shape {scores.shape} your function returned shape {got.shape}; softmax keeps the shape."
+        if not np.isfinite(got).all():
+            if abs(scores).max() < 100:
+                return "your function returns NaN or inf even for small scores."
+            return "your function returns NaN or inf when the scores are in the thousands: subtract each slice's maximum before exponentiating."
+        want = _softmax_along(scores, axis)
+        if np.allclose(got, want, atol=1e-9):
+            continue
+        if not np.allclose(got.sum(axis=axis), 1.0):
+            return f"the slices along axis={axis} do not sum to 1: normalise along the axis you are given, not a fixed one."
+        return False
+    return True
 
 
 @exercise("02.3", hint="subtract the largest score from every score, then apply the softmax formula.")
@@ -56,14 +90,20 @@ def _stable(answer):
     return _weights_check(answer, np.array([1000.0, 1001.0, 1002.0]))
 
 
-@exercise("02.4", hint="H = -Σ p log p with p = 1/16 for each of the 16 keys, natural logarithm.")
-def _uniform_entropy(answer):
-    value = float(as_array(answer))
-    if np.isclose(value, np.log2(16)):
-        return "that is the entropy in bits (log base 2); the notebook measures in nats (natural log)."
-    if value < 0:
-        return "entropy is never negative: -p log p ≥ 0 for 0 ≤ p ≤ 1."
-    return bool(np.isclose(value, np.log(16), atol=1e-3))
+@exercise("02.4", hint="n equal scores s give a sum of n · e^s: find the s where that sum passes float16's largest number, np.finfo(np.float16).max.")
+def _float16_sum_threshold(answer):
+    value = number(answer)
+    largest, n = float(np.finfo(np.float16).max), 300
+    threshold = math.log(largest / n)
+    if math.isclose(value, math.log(largest), abs_tol=0.01):
+        return "that is where one score overflows; here 300 terms are added up, and their sum overflows first."
+    if math.isclose(value, math.log(float(np.finfo(np.float32).max) / n), abs_tol=0.01):
+        return "that is the float32 threshold; the row is float16."
+    if math.isclose(value, math.log(n), abs_tol=0.01):
+        return "ln 300 is only part of it: the sum 300 · e^s must pass float16's largest number."
+    if math.isclose(value, math.log(largest) / n, rel_tol=0.01):
+        return "the 300 multiplies e^s, not s: take the logarithm of largest / 300."
+    return abs(value - threshold) < 0.01
 
 
 @exercise("02.5", hint="first p = softmax(s), then J = diag(p) - outer(p, p).")

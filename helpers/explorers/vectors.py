@@ -1,7 +1,7 @@
 """Notebook 01's explorer: a 2-D query and key, their angle and lengths, and the live score.
 
 The score is the dot product q · k that notebook 01 builds; the picture shows it as
-|q| times the length of k's shadow on q's direction, next to the curve |q||k| cos θ.
+|q| times the signed length of k's projection onto q's direction, next to the curve |q||k| cos θ.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def vector_pair(angle: float, q_length: float, k_length: float) -> tuple[np.ndar
 def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2.0) -> LiveFigure:
     """Angle and length sliders for a query and a key in the plane; live q · k and cos θ.
 
-    Left: the two vectors and k's shadow on q's direction (its signed length is |k| cos θ,
+    Left: the two vectors and the projection of k onto q's direction (its signed length is |k| cos θ,
     so the score is |q| times it). Right: the score against the angle for the current
     lengths, the cosine (lengths removed) dashed, and a dot at the current angle.
     """
@@ -37,9 +37,9 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
     plane.set_title("query q and key k")
     plane.axhline(0, color="0.85", lw=0.8, zorder=0)
     plane.axvline(0, color="0.85", lw=0.8, zorder=0)
-    below = -0.22  # the shadow is drawn just under the x-axis so the q arrow does not hide it
+    below = -0.22  # the projection is drawn just under the x-axis so the q arrow does not hide it
     (shadow,) = plane.plot([0, 0], [below, below], color="tab:green", lw=5, alpha=0.7,
-                           solid_capstyle="butt", label="shadow of k on q: |k| cos θ")
+                           solid_capstyle="butt", label="projection of k onto q: |k| cos θ")
     (drop,) = plane.plot([0, 0], [0, 0], ls=":", color="0.4", lw=1)
     arrows = plane.quiver(
         [0, 0], [0, 0], [1, 1], [0, 0], color=["tab:blue", "tab:orange"],
@@ -53,7 +53,7 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
     cosines = np.cos(np.deg2rad(degrees))
     top = MAX_LENGTH**2
     curve.set(xlim=(-180, 180), ylim=(-top - 0.5, top + 0.5), xticks=np.arange(-180, 181, 60),
-              xlabel="angle θ between q and k (degrees)", ylabel="value")
+              xlabel="angle θ between q and k (degrees)", ylabel="score q·k (solid) and cos θ (dashed)")
     curve.set_title("score q·k as k turns")
     curve.axhline(0, color="0.85", lw=0.8, zorder=0)
     (score_line,) = curve.plot(degrees, cosines, color="tab:purple", label="score q·k = |q||k| cos θ")
@@ -66,7 +66,7 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
         q, k = vector_pair(angle, q_length, k_length)
         score = float(q @ k)
         cosine = score / float(np.linalg.norm(q) * np.linalg.norm(k))
-        along = float(k @ q) / float(np.linalg.norm(q))  # signed length of k's shadow on q
+        along = float(k @ q) / float(np.linalg.norm(q))  # signed length of k's projection onto q
         arrows.set_UVC([q[0], k[0]], [q[1], k[1]])
         shadow.set_data([0, along], [below, below])
         drop.set_data([k[0], along], [k[1], below])

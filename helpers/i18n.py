@@ -1,0 +1,171 @@
+"""The language of the checker's feedback: English, or Korean in the Korean edition.
+
+A setting, not a second copy of the checkers. The language is, in this order:
+:func:`set_language` if called; the ``ATTENTION_LAB_LANG`` environment variable; else
+Korean when the kernel runs in ``notebooks/ko/`` (Jupyter, VS Code and nbval start a kernel in
+the notebook's folder), English otherwise.
+
+Korean messages come from ``helpers/locale/ko.json``, keyed by the English text of each
+message as written in the source of the checkers: a plain string, or an f-string whose
+``{...}`` fields are kept as placeholders (``"your mask has shape {got.shape}; ..."``).
+:func:`message_templates` finds every such message in the source, so a test can tell when a
+message has no translation or a translation has lost its message.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+LANGUAGES = ("en", "ko")
+ENV = "ATTENTION_LAB_LANG"
+LOCALE = Path(__file__).resolve().parent / "locale"
+PACKAGE = Path(__file__).resolve().parent
+FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")  # a template's {field}, skipping {{ and }}
+
+_chosen: str | None = None
+
+
+def set_language(language: str | None) -> None:
+    """Choose "en" or "ko" for this kernel; None goes back to the automatic choice."""
+    global _chosen
+    if language is not None and language not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
+    _chosen = language
+
+
+def language() -> str:
+    """The language checker feedback is given in now: "en" or "ko"."""
+    if _chosen is not None:
+        return _chosen
+    from_env = os.environ.get(ENV, "").strip().lower()
+    if from_env:
+        return from_env if from_env in LANGUAGES else "en"
+    here = Path.cwd()
+    in_korean_edition = here.name == "ko" or (here.name == "solutions" and here.parent.name == "ko")
+    return "ko" if in_korean_edition else "en"
+
+
+# --- finding the messages in the checkers' source --------------------------------------
+
+
+def _template(node: ast.AST) -> str | None:
+    """The English template of a string node: the text itself, or an f-string's text with each
+    field written as {source}; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(value.value.replace("{", "{{").replace("}", "}}"))
+            else:
+                parts.append("{" + _field_source(value) + "}")
+        return "".join(parts)
+    return None
+
+
+def _field_source(value: ast.FormattedValue) -> str:
+    source = ast.unparse(value.value)
+    if value.conversion != -1:
+        source += "!" + chr(value.conversion)
+    if value.format_spec is not None:
+        source += ":" + "".join(str(v.value) for v in value.format_spec.values if isinstance(v, ast.Constant))
+    return source
+
+
+def _is_message(template: str) -> bool:
+    """Words a learner reads (at least two words and a letter), not an id, key or format."""
+    text = FIELD.sub("", template)
+    return len(text.split()) >= 2 and any(ch.isalpha() for ch in text)
+
+
+def _strings_under(node: ast.AST) -> list[str]:
+    inside_fstrings = {id(part) for sub in ast.walk(node) if isinstance(sub, ast.JoinedStr)
+                       for part in ast.walk(sub) if part is not sub}
+    found = []
+    for sub in ast.walk(node):
+        template = None if id(sub) in inside_fstrings else _template(sub)
+        if template is not None and _is_message(template):
+            found.append(template)
+    return found
+
+
+def _messages_in(path: Path) -> list[str]:
+    """Messages in one module: what checkers return or raise, ``hint=`` arguments, ``_(...)``
+    calls, and module-level tables of strings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return | ast.Raise) and (node.value if isinstance(node, ast.Return) else node.exc):
+            found += _strings_under(node.value if isinstance(node, ast.Return) else node.exc)
+        elif isinstance(node, ast.keyword) and node.arg == "hint":
+            found += _strings_under(node.value)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_":
+            found += [t for t in map(_template, node.args) if t]  # _("...") marks a message
+    for node in tree.body:  # module-level tables of messages (e.g. one "why" per case)
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict | ast.List | ast.Tuple):
+            found += [t for t in _strings_under(node.value) if " " in t]
+    return list(dict.fromkeys(found))
+
+
+def message_templates() -> list[str]:
+    """Every English message the checkers can print: helpers/checks.py and helpers/exercises/."""
+    paths = [PACKAGE / "checks.py", *sorted((PACKAGE / "exercises").glob("*.py"))]
+    return list(dict.fromkeys(t for path in paths for t in _messages_in(path)))
+
+
+# --- translating a message ----------------------------------------------------------------
+
+
+def _fields(template: str) -> list[str]:
+    return [m.group(1) for m in FIELD.finditer(template) if m.group(1) is not None]
+
+
+def _pattern(template: str) -> re.Pattern:
+    parts, last = [], 0
+    for m in FIELD.finditer(template):
+        parts.append(re.escape(template[last:m.start()]))
+        parts.append(re.escape(m.group(0)[0]) if m.group(1) is None else "(.*?)")
+        last = m.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _fill(template: str, values: list[str]) -> str:
+    it = iter(values)
+    return FIELD.sub(lambda m: m.group(0)[0] if m.group(1) is None else next(it), template)
+
+
+@cache
+def catalog(lang: str = "ko") -> dict[str, str]:
+    """English template -> translated template, from helpers/locale/<lang>.json."""
+    path = LOCALE / f"{lang}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+@cache
+def _compiled(lang: str) -> list[tuple[re.Pattern, str, str]]:
+    entries = [(_pattern(en), en, ko) for en, ko in catalog(lang).items() if _fields(en)]
+    return sorted(entries, key=lambda e: -len(FIELD.sub("", e[1])))  # most literal text first
+
+
+def translate(message: str, lang: str | None = None) -> str:
+    """``message`` in ``lang`` (default: :func:`language`); unchanged in English or when the
+    catalog has no entry for it. Field values that are messages themselves are translated too."""
+    lang = lang or language()
+    if lang == "en" or not message:
+        return message
+    table = catalog(lang)
+    plain = message.replace("{", "{{").replace("}", "}}")
+    if plain in table:
+        return _fill(table[plain], [])
+    for pattern, _, target in _compiled(lang):
+        match = pattern.fullmatch(message)
+        if match:
+            return _fill(target, [translate(v, lang) for v in match.groups()])
+    return message
