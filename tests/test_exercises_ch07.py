@@ -2,55 +2,95 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers.checks import evaluate
+from helpers.explorers.depth import layer_scales
 from tests.exercise_harness import exercise_tests
 
 
-def rms_right(x, weight, eps):
-    return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight
+def swiglu_right(x, w1, w2, w3):
+    return (F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
 
 
-def rms_centred(x, weight, eps):  # LayerNorm without beta
-    c = x - x.mean(-1, keepdim=True)
-    return c / torch.sqrt(c.pow(2).mean(-1, keepdim=True) + eps) * weight
+class SwiGLUModule(torch.nn.Module):  # the same thing written with nn.Linear, as Llama's code does
+    def __call__(self, x, w1, w2, w3):
+        linear = [torch.nn.Linear(w.shape[1], w.shape[0], bias=False, dtype=w.dtype) for w in (w1, w2, w3)]
+        with torch.no_grad():
+            for lin, w in zip(linear, (w1, w2, w3), strict=True):
+                lin.weight.copy_(w)
+        return linear[1](F.silu(linear[0](x)) * linear[2](x))
 
 
-def rms_no_eps(x, weight, eps):
-    return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True)) * weight
+def swiglu_gate_swapped(x, w1, w2, w3):
+    return (F.silu(x @ w3.T) * (x @ w1.T)) @ w2.T
 
 
-def rms_wrong_axis(x, weight, eps):
-    return x / torch.sqrt(x.pow(2).mean(dim=0, keepdim=True) + eps) * weight
+def swiglu_sigmoid(x, w1, w2, w3):
+    return (torch.sigmoid(x @ w1.T) * (x @ w3.T)) @ w2.T
 
 
-FAMILY = {"BERT": "encoder-only", "ViT": "encoder-only", "GPT-2": "decoder-only", "Llama 2": "decoder-only",
-          "T5": "encoder-decoder", "OpenVLA's language model": "decoder-only"}
-RIGHT = {"07.1": 15, "07.2": rms_right, "07.3": 7_087_872, "07.4": FAMILY}
+def swiglu_relu(x, w1, w2, w3):
+    return (F.relu(x @ w1.T) * (x @ w3.T)) @ w2.T
+
+
+def swiglu_no_gate(x, w1, w2, w3):
+    return F.silu(x @ w1.T) @ w2.T
+
+
+def swiglu_no_silu(x, w1, w2, w3):
+    return (x @ w1.T * (x @ w3.T)) @ w2.T
+
+
+def swiglu_float32(x, w1, w2, w3):  # right formula, rounded through float32: still right
+    return swiglu_right(x.float(), w1.float(), w2.float(), w3.float())
+
+
+def swiglu_flattens(x, w1, w2, w3):
+    return swiglu_right(x, w1, w2, w3).reshape(-1, x.shape[-1])
+
+
+def ratio(depth, gain, block=0):
+    _, post = layer_scales(depth, False, gain)
+    _, pre = layer_scales(depth, True, gain)
+    return float(pre[block] / post[block])
+
+
+PRE_OVER_POST = ratio(20, 3.0)
+
+RIGHT = {"07.1": 15, "07.2": swiglu_right, "07.3": 7_087_872, "07.4": PRE_OVER_POST}
 WRONG = {
     "07.1": [64, 30, 2, 6, 14.5],
-    "07.2": [rms_centred, rms_no_eps, rms_wrong_axis, lambda x, w, e: x.numpy(), "rms"],
+    "07.2": [swiglu_gate_swapped, swiglu_sigmoid, swiglu_relu, swiglu_no_gate, swiglu_no_silu, swiglu_flattens,
+             lambda x, w1, w2, w3: (x @ w1.T).numpy(), "swiglu"],
     "07.3": [7_087_872 - 3072, 4 * 768**2 + 2 * 768 * 3072, 4 * 768**2 + 4 * 768, 7_087_873],
-    "07.4": [
-        {**FAMILY, "OpenVLA's language model": "encoder-decoder"},
-        {**FAMILY, "T5": "decoder-only"},
-        {**FAMILY, "ViT": "encoder"},
-        {k: v for k, v in FAMILY.items() if k != "BERT"},
-        ["encoder-only"] * 6,
-    ],
+    "07.4": [1 / PRE_OVER_POST, ratio(20, 3.0, block=-1), ratio(32, 3.0), ratio(20, 1.0), ratio(20, 2.0),
+             PRE_OVER_POST * 1.05, 0, "pre-norm"],
 }
 
-test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
-    RIGHT, WRONG
-)
+test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG)
+
+
+@pytest.mark.parametrize("answer", [SwiGLUModule(), swiglu_float32, round(PRE_OVER_POST, 3)])
+def test_other_right_forms_pass(answer):
+    exercise_id = "07.4" if isinstance(answer, float) else "07.2"
+    assert evaluate(exercise_id, answer)[0]
 
 
 SPECIFIC = {
     ("07.1", 64): "every path",
     ("07.1", 30): "ordered pairs",
-    ("07.2", rms_centred): "does not subtract the mean",
-    ("07.2", rms_no_eps): "eps goes inside",
+    ("07.2", swiglu_gate_swapped): "w1 branch",
+    ("07.2", swiglu_sigmoid): "not sigmoid(z) alone",
+    ("07.2", swiglu_relu): "not ReLU",
+    ("07.2", swiglu_no_gate): "gate is missing",
+    ("07.2", swiglu_no_silu): "SiLU is missing",
+    ("07.2", swiglu_flattens): "same shape",
     ("07.3", 7_087_872 - 3072): "LayerNorms",
+    ("07.4", 1 / PRE_OVER_POST): "divide the other way",
+    ("07.4", ratio(20, 3.0, block=-1)): "block 1",
+    ("07.4", ratio(32, 3.0)): "32-block",
+    ("07.4", ratio(20, 1.0)): "gain 1",
 }
 
 
@@ -59,6 +99,10 @@ def test_common_mistakes_get_a_specific_hint(exercise_id, wrong):
     assert SPECIFIC[exercise_id, wrong] in evaluate(exercise_id, wrong)[1]
 
 
-def test_family_hint_names_a_model_but_not_its_family():
-    _, message = evaluate("07.4", {**FAMILY, "T5": "decoder-only"})
-    assert "T5" in message and "encoder-decoder" not in message.split("Hint:")[1]
+def test_the_pre_post_setting_is_not_one_the_notebook_prints():
+    """07.4 must need a run: its setting differs from every (depth, gain) the notebook prints."""
+    from helpers.exercises.ch07 import PRE_POST_SETTING
+    from helpers.explorers.depth import GAINS
+
+    assert PRE_POST_SETTING["gain"] not in GAINS and PRE_POST_SETTING["depth"] != 32
+    assert PRE_OVER_POST > 1  # pre-norm delivers more to block 1 at this gain

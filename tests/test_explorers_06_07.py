@@ -10,7 +10,9 @@ from helpers.embeddings import load_toy_embeddings, tokenize
 from helpers.explorers.depth import (
     ACTIVATION_LIMITS,
     D_MODEL,
+    GAIN_LABELS,
     GAINS,
+    GPT2_GAIN,
     GRADIENT_LIMITS,
     MAX_DEPTH,
     PLACEMENTS,
@@ -110,7 +112,7 @@ def test_depth_explorer_sweeps_every_control():
     assert all(control.description for control in live.controls.values())
 
 
-@pytest.mark.parametrize("gain", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("gain", GAINS)
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_scales_stay_inside_the_fixed_axes(gain, norm_first):
     act, grad = layer_scales(MAX_DEPTH, norm_first, gain)
@@ -131,6 +133,15 @@ def test_post_norm_pins_the_stream_and_pre_norm_lets_it_grow():
 def test_stronger_branches_starve_post_norms_lower_blocks():
     _, grad = layer_scales(MAX_DEPTH, False, 4.0)
     assert grad[: MAX_DEPTH // 2].mean() < 0.5 * grad[MAX_DEPTH // 2 :].mean()
+
+
+def test_gpt2_gain_keeps_both_placements_near_one():
+    """GPT-2's 1/√(2L) branch scale: at initialisation the two placements barely differ."""
+    assert GPT2_GAIN == pytest.approx(1 / 8) and set(GAIN_LABELS) == set(GAINS)
+    post_act, post_grad = layer_scales(MAX_DEPTH, False, GPT2_GAIN)
+    pre_act, pre_grad = layer_scales(MAX_DEPTH, True, GPT2_GAIN)
+    assert pre_act.max() < 1.5 and np.all((post_grad > 0.7) & (post_grad < 1.2))
+    np.testing.assert_allclose(pre_grad, post_grad, rtol=0.25)  # at gain 1: by up to half
 
 
 def scales_at_one_depth(blocks, final_norm, norm_first, seed=0):

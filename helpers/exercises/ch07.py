@@ -3,27 +3,17 @@
 import math
 
 import torch
-from torch import nn
+import torch.nn.functional as F
 
-from helpers.checks import exercise, whole_number
+from helpers.checks import exercise, number, whole_number
 
-FAMILIES = ("encoder-only", "decoder-only", "encoder-decoder")
-_MAP = {
-    "BERT": "encoder-only",
-    "ViT": "encoder-only",
-    "GPT-2": "decoder-only",
-    "Llama 2": "decoder-only",
-    "T5": "encoder-decoder",
-    "OpenVLA's language model": "decoder-only",
-}
-_WHY = {  # a hint per model, naming what to look at, never the family
-    "BERT": "BERT reads a whole sentence at once, in both directions, and generates nothing.",
-    "ViT": "ViT's image patches all attend to each other; nothing is generated token by token.",
-    "GPT-2": "GPT-2 generates text one token at a time from a single stack with a causal mask.",
-    "Llama 2": "Llama 2 is a GPT-style text generator: one stack, causal mask.",
-    "T5": "T5 reads an input text with one stack and writes an output text with another that cross-attends to it.",
-    "OpenVLA's language model": "OpenVLA's Llama 2 backbone reads [patches][text] and emits action tokens with a causal mask, no cross-attention.",
-}
+SWIGLU_SHAPES = [  # (batch dims, d_model, d_ff): the checker's choice, d_ff never equal to d_model
+    ((3,), 4, 12),
+    ((2, 5), 8, 20),
+    ((1, 3, 2), 6, 16),
+    ((7,), 16, 44),
+]
+PRE_POST_SETTING = {"depth": 20, "gain": 3.0}  # 07.4: a stack the notebook never ran
 
 
 @exercise("07.1", hint="a path is a choice of which layers it goes through; count the ways to choose 2 of 6.")
@@ -36,30 +26,46 @@ def _paths_through_two(answer):
     return value == math.comb(6, 2)
 
 
-@exercise("07.2", hint="divide x by sqrt(mean(x²) over the last dimension + eps), then multiply by weight.")
-def _rms_norm(answer):
+def _swiglu_reference(x, w1, w2, w3):
+    """W₂(SiLU(W₁x) ⊙ W₃x) with nn.Linear's weight layout: (..., d_model) -> (..., d_model)."""
+    return (F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
+
+
+def _swiglu_mistake(x, w1, w2, w3, got):
+    """A specific hint if ``got`` is a common wrong SwiGLU, else None."""
+    gate, value = x @ w1.T, x @ w3.T
+    mistakes = {
+        "the SiLU belongs on the w1 branch (the gate); the w3 branch enters without an activation.":
+            (value * torch.sigmoid(value) * gate) @ w2.T,
+        "SiLU(z) is z · sigmoid(z), not sigmoid(z) alone.": (torch.sigmoid(gate) * value) @ w2.T,
+        "the activation is SiLU (z · sigmoid(z)), not ReLU.": (F.relu(gate) * value) @ w2.T,
+        "the activation is SiLU (z · sigmoid(z)), not GELU.": (F.gelu(gate) * value) @ w2.T,
+        "the gate is missing: multiply SiLU(w1 x) elementwise by w3 x before w2.": F.silu(gate) @ w2.T,
+        "the SiLU is missing: apply it to w1 x before multiplying by w3 x.": (gate * value) @ w2.T,
+    }
+    for hint, wrong in mistakes.items():
+        if torch.allclose(got, wrong, rtol=1e-4, atol=1e-5):
+            return hint
+    return None
+
+
+@exercise("07.2", hint="SiLU(x @ w1.T) times (x @ w3.T) elementwise, then @ w2.T; no biases.")
+def _swiglu(answer):
     if not callable(answer):
-        return "pass the function itself: check(\"07.2\", my_rms_norm)."
-    g = torch.Generator().manual_seed(7)
-    for shape, eps in [((4, 8), 1e-6), ((2, 3, 16), 1e-5), ((5,), 0.1), ((1, 2, 3, 4), 0.5)]:
-        x = torch.randn(*shape, generator=g, dtype=torch.float64) * 3 + 1
-        weight = torch.randn(shape[-1], generator=g, dtype=torch.float64)
-        ref = nn.RMSNorm(shape[-1], eps=eps, dtype=torch.float64)
-        with torch.no_grad():
-            ref.weight.copy_(weight)
-            want = ref(x)
-        got = answer(x, weight, eps)
+        return "pass the function itself: check(\"07.2\", my_swiglu)."
+    g = torch.Generator().manual_seed(2023)
+    for batch, d_model, d_ff in SWIGLU_SHAPES:
+        x = torch.randn(*batch, d_model, generator=g, dtype=torch.float64)
+        w1, w3 = (torch.randn(d_ff, d_model, generator=g, dtype=torch.float64) / d_model**0.5 for _ in range(2))
+        w2 = torch.randn(d_model, d_ff, generator=g, dtype=torch.float64) / d_ff**0.5
+        got = answer(x.clone(), w1.clone(), w2.clone(), w3.clone())
         if not isinstance(got, torch.Tensor):
             return f"return a torch tensor; got {type(got).__name__}."
         if tuple(got.shape) != tuple(x.shape):
-            return f"the output must have the input's shape {tuple(x.shape)}; yours is {tuple(got.shape)}."
-        if not torch.allclose(got, want, rtol=1e-6, atol=1e-8):
-            centred = x - x.mean(-1, keepdim=True)
-            if torch.allclose(got, centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * weight):
-                return "that is LayerNorm without β: RMSNorm does not subtract the mean."
-            if torch.allclose(got, x / torch.sqrt(x.pow(2).mean(-1, keepdim=True)) * weight, rtol=1e-3):
-                return "close: eps goes inside the square root, added to the mean of the squares."
-            return False
+            return f"for x of shape {tuple(x.shape)} the output must have the same shape; yours is {tuple(got.shape)}."
+        got = got.to(torch.float64)
+        if not torch.allclose(got, _swiglu_reference(x, w1, w2, w3), rtol=1e-4, atol=1e-5):  # float32 math passes
+            return _swiglu_mistake(x, w1, w2, w3, got) or False
     return True
 
 
@@ -76,17 +82,32 @@ def _bert_block_params(answer):
     return value == attention + ffn + norms
 
 
-@exercise("07.4", hint="does the model generate token by token (causal mask)? does it read a separate input with its own stack?")
-def _families(answer):
-    if not isinstance(answer, dict):
-        return "answer with the dictionary given in the cell, one family per model."
-    missing = [name for name in _MAP if name not in answer]
-    if missing:
-        return f"keep every model in the dictionary; missing: {missing}."
-    unknown = [name for name in _MAP if answer[name] not in FAMILIES]
-    if unknown:
-        return f"write one of {list(FAMILIES)} for {unknown}."
-    wrong = [name for name, family in _MAP.items() if answer[name] != family]
-    if wrong:
-        return f"{len(wrong)} not right yet; for example: {_WHY[wrong[0]]}"
-    return True
+def _gradient_ratios(depth: int, gain: float) -> tuple[float, float]:
+    """(pre-norm / post-norm gradient RMS at block 1, the same at block L) for one stack."""
+    from helpers.explorers.depth import layer_scales  # imported here: it loads the widgets
+
+    _, post = layer_scales(depth, False, gain)
+    _, pre = layer_scales(depth, True, gain)
+    return float(pre[0] / post[0]), float(pre[-1] / post[-1])
+
+
+def _near(value: float, target: float) -> bool:
+    return math.isclose(value, target, rel_tol=0.01)
+
+
+@exercise("07.4", hint="run layer_scales(20, norm_first, 3.0) for both placements; divide pre-norm's block-1 gradient RMS by post-norm's.")
+def _pre_over_post(answer):
+    value = number(answer)
+    depth, gain = PRE_POST_SETTING["depth"], PRE_POST_SETTING["gain"]
+    at_block_1, at_block_l = _gradient_ratios(depth, gain)
+    if _near(value, at_block_1):
+        return True
+    if value != 0 and _near(1 / value, at_block_1):
+        return "that is post-norm's gradient divided by pre-norm's: divide the other way."
+    if _near(value, at_block_l):
+        return "that compares the top block; the question asks about block 1, the first entry of each array."
+    if _near(value, _gradient_ratios(32, gain)[0]):
+        return "that is the 32-block stack: the gradient at block 1 depends on how many blocks sit above it, so build 20."
+    if _near(value, _gradient_ratios(depth, 1.0)[0]):
+        return "that is branch gain 1; the question's branches write with gain 3."
+    return False

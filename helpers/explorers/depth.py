@@ -4,7 +4,8 @@ Wires controls to the experiment notebook 07 builds: a stack of ``helpers.Encode
 initialisation, run forward on random tokens; after each block the RMS of the residual
 stream, and at each block's input the RMS of the gradient of a random linear read-out.
 Post-norm and pre-norm use the *same* weights (only ``norm_first`` differs); the pre-norm
-stack ends in a final LayerNorm, as GPT-2 and Llama do.
+stack ends in a final LayerNorm, as GPT-2 and Llama do. The branch gain scales each block's
+two output projections; one of its settings is GPT-2's initialisation, 1/√(2L) with L = 32.
 """
 
 from __future__ import annotations
@@ -25,14 +26,18 @@ D_MODEL, NUM_HEADS, D_FF = 32, 4, 128
 PLACEMENTS = {"post-norm (2017)": False, "pre-norm (modern)": True}
 ACTIVATION_LIMITS = (0.5, 40.0)  # fixed axes, so positions can be compared by eye
 GRADIENT_LIMITS = (0.01, 10.0)
-GAINS = (1.0, 2.0, 4.0)  # the explorer's branch gains
+GPT2_GAIN = 1 / (2 * MAX_DEPTH) ** 0.5  # GPT-2 scales residual projections by 1/√N, N = 2L branches
+GAINS = (GPT2_GAIN, 1.0, 2.0, 4.0)  # the explorer's branch gains
+GAIN_LABELS = {GPT2_GAIN: "1/√64 (GPT-2)", 1.0: "1", 2.0: "2", 4.0: "4"}
 
 
 def make_stack(depth: int, gain: float = 1.0, seed: int = 0) -> tuple[list[EncoderBlock], LayerNorm]:
     """The first ``depth`` of MAX_DEPTH freshly initialised blocks (the same for every depth).
 
     ``gain`` multiplies each block's two output projections (W_O and the FFN's second
-    matrix): how strongly each residual branch writes into the stream.
+    matrix): how strongly each residual branch writes into the stream. ``GPT2_GAIN`` is
+    GPT-2's 1/√(2 · MAX_DEPTH), the same for every depth because a shallow stack is the start
+    of the 32-block one.
     """
     if not 1 <= depth <= MAX_DEPTH:
         raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
@@ -141,7 +146,7 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     for ax, key, limits, title, ylabel in (
         (ax_act, "act", ACTIVATION_LIMITS, "activation: RMS of the stream after block ℓ", "stream RMS (input: 1)"),
         (ax_grad, "grad", GRADIENT_LIMITS, "gradient: RMS of d loss / d (input of block ℓ)",
-         "gradient RMS (identity stack: about 1)"),
+         "gradient RMS (dotted: if blocks did nothing)"),
     ):
         ax.axhline(1.0, color="black", lw=0.8, ls=":")
         (lines[key, "other"],) = ax.plot(layers, np.ones(MAX_DEPTH), ls="--", color="0.6", lw=1.5)
@@ -156,7 +161,8 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
             act, grad = layer_scales(depth, PLACEMENTS[name], float(gain))
             lines["act", which].set_data(x, act)
             lines["grad", which].set_data(x, grad)
-        label.set_text(f"blue: {placement}\ngrey dashes: {other}, same weights\nbranch gain {gain:g}, depth {depth}")
+        label.set_text(f"blue: {placement}\ngrey dashes: {other}, same weights\n"
+                       f"branch gain {GAIN_LABELS.get(gain, f'{gain:g}')}, depth {depth}")
         return {
             "stream RMS after the last block": round(float(act[-1]), 3),
             "gradient RMS at block 1 / at block L": round(float(grad[0] / grad[-1]), 3),
@@ -166,7 +172,8 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     controls = {
         "depth": widgets.IntSlider(value=depth, min=1, max=MAX_DEPTH, description="depth L"),
         "placement": widgets.ToggleButtons(options=list(PLACEMENTS), value=placement, description="norm"),
-        "gain": widgets.ToggleButtons(options=list(GAINS), value=float(gain), description="branch gain"),
+        "gain": widgets.ToggleButtons(options=[(GAIN_LABELS[g], g) for g in GAINS], value=float(gain),
+                                      description="branch gain"),
     }
     for table_gain in GAINS:  # every position of every control, computed now (about 0.1 s of CPU each):
         for norm_first in PLACEMENTS.values():  # an update then only redraws the lines
