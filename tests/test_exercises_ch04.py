@@ -5,6 +5,8 @@ import math
 import torch
 
 from helpers.checks import evaluate
+from helpers.embeddings import load_toy_embeddings
+from helpers.qkv import hand_set_weights
 from tests.exercise_harness import exercise_tests
 
 
@@ -27,22 +29,36 @@ def attend_unfinished(x, W_q, W_k, W_v):
     return None
 
 
+AXES = list(load_toy_embeddings().axes)
+HAND = hand_set_weights(AXES)
+
+
+def w_q_with_object_row(row):
+    W_q = HAND["W_q"].clone()
+    W_q[AXES.index("object")] = torch.tensor(row)
+    return W_q
+
+
+AGENT_SEEKING = w_q_with_object_row([0.0, 0.0, 3.0, 0.0])  # a thing looks for `living`, not `object`
+BOTH = w_q_with_object_row([0.0, 0.0, 3.0, 3.0])  # still looks for objects as strongly
+LIVING_ROW_TOO = AGENT_SEEKING.clone()
+LIVING_ROW_TOO[AXES.index("living"), 3] = 1.0  # changes the rows of words with no object
+
 RIGHT = {
     "04.1": [(3, 5, 6), [3, 5, 6], torch.Size([3, 5, 6])],
     "04.2": [attend],
     "04.3": [147_456, 147456.0],
-    "04.4": [9, 9.0],
-    "04.5": [{"a": "self", "b": "cross", "c": "self"}, {"a": "Self", "b": " cross", "c": "SELF"}],
+    "04.4": [AGENT_SEEKING, w_q_with_object_row([0.0, 0.0, 1.0, 0.0]), AGENT_SEEKING.numpy().tolist()],
+    "04.5": [{"A", "D"}, ["d", "a"], frozenset("AD")],
 }
 WRONG = {
     "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc"],
     "04.2": [attend_unscaled, attend_dim0, attend_unfinished, 3],
     "04.3": [768 * 64, 3 * 768 * 768, 3 * 1024 * 64, "many"],
-    "04.4": [3, 3000, 6, 16],
-    "04.5": [{"a": "self", "b": "cross", "c": "cross"}, {"a": "cross", "b": "cross", "c": "self"},
-             {"a": ..., "b": ..., "c": ...}, {"a": "self"}, "self"],
+    "04.4": [HAND["W_q"], BOTH, LIVING_ROW_TOO, AGENT_SEEKING.T, torch.zeros(8, 4), torch.zeros(3)],
+    "04.5": [{"A"}, {"A", "C", "D"}, {"A", "B", "D"}, {"A", "D", "E"}, {"F"}, "AD", 7],
 }
-SECRETS = {"04.1": "(3, 5, 6)", "04.3": "147456", "04.4": "9"}
+SECRETS = {"04.1": "(3, 5, 6)", "04.3": "147456", "04.5": "'A', 'D'"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG, several_right=True, secrets={k: [v] for k, v in SECRETS.items()}
@@ -59,5 +75,9 @@ def test_specific_hints():
     assert "√d_k" in evaluate("04.2", attend_unscaled)[1]
     assert "dim=-1" in evaluate("04.2", attend_dim0)[1]
     assert "three" in evaluate("04.3", 768 * 64)[1]
-    assert "columns" in evaluate("04.4", 3)[1]
-    assert "(c)" in evaluate("04.5", {"a": "self", "b": "cross", "c": "cross"})[1]
+    assert "not to an agent" in evaluate("04.4", BOTH)[1]
+    assert "changed" in evaluate("04.4", LIVING_ROW_TOO)[1]
+    assert "(d_model, d_k) = (8, 4)" in evaluate("04.4", AGENT_SEEKING.T)[1]
+    assert "largest" in evaluate("04.5", {"A", "B", "D"})[1]
+    assert "polygon" in evaluate("04.5", {"A", "C", "D"})[1]
+    assert "missing" in evaluate("04.5", {"A"})[1]

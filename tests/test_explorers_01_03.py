@@ -102,7 +102,7 @@ def test_saturation_rows_turn_one_hot_without_scaling_and_stay_soft_with_it():
         small, big = saturation_frame(4, 32, False, seed), saturation_frame(1024, 32, False, seed)
         assert big.readouts["mean max weight"] > 0.85 > small.readouts["mean max weight"]
         assert big.readouts["mean row entropy (nats)"] < 0.3
-        assert big.readouts["softmax-gradient norm"] < 0.5 * small.readouts["softmax-gradient norm"]
+        assert big.readouts["softmax-Jacobian norm"] < 0.5 * small.readouts["softmax-Jacobian norm"]
         for d_k in (4, 64, 1024):
             soft = saturation_frame(d_k, 32, True, seed)
             assert soft.readouts["mean max weight"] < 0.5
@@ -138,5 +138,5 @@ def test_jacobian_norm_readout_is_the_mean_of_each_rows():
     frame = saturation_frame(16, 6, True, 1)
     rows = torch.tensor(frame.weights)
     norms = [torch.linalg.matrix_norm(torch.diag(p) - torch.outer(p, p)) for p in rows]
-    assert frame.readouts["softmax-gradient norm"] == pytest.approx(float(torch.stack(norms).mean()))
-    assert float(jacobian_norm(frame.weights).mean()) == pytest.approx(frame.readouts["softmax-gradient norm"])
+    assert frame.readouts["softmax-Jacobian norm"] == pytest.approx(float(torch.stack(norms).mean()))
+    assert float(jacobian_norm(frame.weights).mean()) == pytest.approx(frame.readouts["softmax-Jacobian norm"])

@@ -3,12 +3,14 @@
 import math
 
 import numpy as np
+import torch
 
 from helpers.checks import close, exercise, number
 
 WORKED_Q = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]], dtype=float)
 WORKED_K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], dtype=float)
 WORKED_V = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=float)
+MIXED_D_K = 96  # exercise 03.1: randn queries, rand keys
 
 
 def _attention(scale: float) -> np.ndarray:
@@ -17,28 +19,57 @@ def _attention(scale: float) -> np.ndarray:
     return (e / e.sum(axis=-1, keepdims=True)) @ WORKED_V
 
 
-@exercise("03.1", hint="the variance of a score is d_k; the standard deviation is its square root. Dividing by √d_k divides the std by √d_k.")
-def _std_256(answer):
-    unscaled, scaled = (number(a) for a in answer)
-    if unscaled == 256:
-        return "256 is the variance of the unscaled score; the question asks for the standard deviation."
-    if not math.isclose(unscaled, math.sqrt(256), abs_tol=1e-6):
-        return "the unscaled standard deviation is not right yet: Var(q·k) = d_k, std = √Var."
-    if math.isclose(scaled, 1 / 16, abs_tol=1e-6):
-        return "dividing by √d_k divides the std by √d_k once, not twice."
-    return math.isclose(scaled, 1.0, abs_tol=1e-6)
-
-
-@exercise("03.2", hint="each product qᵢkᵢ of two independent uniform [0, 1) entries has mean E[qᵢ]·E[kᵢ]; add up d_k of them.")
-def _rand_mean(answer):
+@exercise("03.1", hint="Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] - (E[qᵢ]·E[kᵢ])²; for a key entry, E[kᵢ²] = Var(kᵢ) + E[kᵢ]²; then add up d_k terms.")
+def _mixed_variance(answer):
     value = number(answer)
-    if math.isclose(value, 100 / 2):
-        return "E[qᵢkᵢ] = E[qᵢ]·E[kᵢ], and each of the two means is 0.5."
-    if math.isclose(value, 0.0):
-        return "0 is the mean for randn; rand's entries have mean 0.5, not 0."
-    if math.isclose(value, 100 / 4, rel_tol=0.05) and not math.isclose(value, 100 / 4, abs_tol=1e-6):
-        return "close: that looks like a measured (Monte-Carlo) mean; the question asks for the exact expected value."
-    return math.isclose(value, 100 / 4, abs_tol=1e-6)
+    d_k = MIXED_D_K
+    if math.isclose(value, d_k):
+        return "that is the answer for unit-variance keys; a uniform [0, 1) entry has E[kᵢ²] ≠ 1."
+    if math.isclose(value, d_k / 12):
+        return "1/12 is the variance of a uniform entry, but the product needs E[kᵢ²], which adds the squared mean."
+    if math.isclose(value, d_k / 4):
+        return "that counts only the squared mean of a key entry; E[kᵢ²] also has its variance in it."
+    if math.isclose(value, math.sqrt(d_k / 3), rel_tol=1e-3):
+        return "that looks like a standard deviation; the question asks for the variance."
+    if math.isclose(value, d_k / 3, rel_tol=0.05) and not math.isclose(value, d_k / 3, abs_tol=1e-6):
+        return "close: that looks like a measured (Monte-Carlo) variance; the question asks for the exact value."
+    return math.isclose(value, d_k / 3, abs_tol=1e-6)
+
+
+def _reference_query_gradient(Q, K, V, G, scale):
+    """∂L/∂Q by autograd, for L with ∂L/∂output = G."""
+    q = Q.clone().requires_grad_()
+    out = torch.softmax(q @ K.T * scale, dim=-1) @ V
+    (grad,) = torch.autograd.grad(out, q, G)
+    return grad
+
+
+@exercise("03.2", hint="work row by row: the gradient at the weights is G @ V.T; each row's softmax Jacobian (notebook 02) turns it into the gradient at the scores; section 4's formula turns that into the gradient at the queries.")
+def _query_gradient(answer):
+    if not callable(answer):
+        return 'the answer is the function itself: check("03.2", query_gradient).'
+    g = torch.Generator().manual_seed(3)
+    for n_q, n_k, d_k, d_v, scale in ((4, 6, 5, 3, 0.4), (1, 3, 2, 2, 1.0), (7, 5, 9, 4, 1 / 3), (3, 3, 16, 8, 0.25)):
+        Q, K, V, G = (torch.randn(*shape, generator=g, dtype=torch.float64) * 2
+                      for shape in ((n_q, d_k), (n_k, d_k), (n_k, d_v), (n_q, d_v)))
+        got = answer(Q.clone(), K.clone(), V.clone(), G.clone(), scale)
+        if got is None:
+            return "query_gradient returns None: finish the function and return ∂L/∂Q."
+        got = torch.as_tensor(np.asarray(got.detach() if isinstance(got, torch.Tensor) else got), dtype=torch.float64)
+        want = _reference_query_gradient(Q, K, V, G, scale)
+        if got.shape != want.shape:
+            return f"for Q {tuple(Q.shape)}, K {tuple(K.shape)} your gradient has shape {tuple(got.shape)}; it should have the shape of Q."
+        if torch.allclose(got, want, atol=1e-6):
+            continue
+        if scale != 1.0 and torch.allclose(got * scale, want, atol=1e-6):
+            return "close: the scale multiplies every score, so it multiplies the gradient at the query once."
+        if scale != 1.0 and torch.allclose(got, want * scale, atol=1e-6):
+            return "the scale is applied twice: the query meets it once, in s = scale · q · k."
+        p = torch.softmax(Q @ K.T * scale, dim=-1)
+        if torch.allclose(got, scale * (p * (G @ V.T)) @ K, atol=1e-6):
+            return "the score gradient keeps only the diagonal of the Jacobian: the -p pᵀ part (weights must still sum to 1) is missing."
+        return False
+    return True
 
 
 @exercise("03.3", hint="Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] when the means are 0; there are d_k independent terms.")

@@ -2,9 +2,12 @@
 
 import math
 
+import numpy as np
 import torch
 
 from helpers.checks import exercise
+from helpers.embeddings import load_toy_embeddings
+from helpers.qkv import MATCH_AXES, hand_set_weights
 
 
 def _as_shape(answer) -> tuple:
@@ -60,23 +63,92 @@ def _vit_params(answer) -> bool | str:
     return value == 3 * d_model * d_k
 
 
-@exercise("04.4", hint="a score matrix has one entry per (query, key) pair: n × n.")
-def _quadratic(answer) -> bool | str:
-    value = float(answer)
-    if value == 3:
-        return "the sequence is 3× longer, but both the rows and the columns of the score matrix grow."
-    return value == 9
+def _things_and_agents():
+    """The word table, its word vectors, its things, and the sentences the checker picks:
+    three fixed ones and 40 random ones, each with a thing and an agent among other words."""
+    emb = load_toy_embeddings()
+    axes = list(emb.axes)
+    words = [w for w in emb.vocab if w != emb.pad_token]
+    vec = {w: emb.embed(w)[0] for w in words}
+    match = [axes.index(a) for a in MATCH_AXES]
+    things = [w for w in words if vec[w][axes.index("object")] > 0 and (vec[w][match] > 0).sum() == 1]
+    agents = [w for w in words if vec[w][axes.index("living")] > 0]
+    g = torch.Generator().manual_seed(7)
+    sentences = ["she puts the cup in the bowl", "the cat sat on the mat because it was tired",
+                 "the robot picks up the red cup and puts it in the bowl"]
+
+    def pick(pool: list[str], k: int) -> list[str]:
+        return [pool[int(i)] for i in torch.randint(len(pool), (k,), generator=g)]
+
+    for _ in range(40):
+        chosen = pick(things, 1 + int(torch.randint(2, (1,), generator=g))) + pick(agents, 1) + pick(words, 4)
+        order = torch.randperm(len(chosen), generator=g).tolist()
+        sentences.append(" ".join(chosen[i] for i in order))
+    return emb, vec, things, sentences
 
 
-@exercise("04.5", hint="self-attention: queries, keys and values come from the same sequence; cross: keys and values come from another one.")
-def _self_or_cross(answer) -> bool | str:
-    if not isinstance(answer, dict) or set(answer) != {"a", "b", "c"}:
-        return 'give a dict with the keys "a", "b" and "c".'
-    if any(value is ... for value in answer.values()):
-        return 'replace each ... with "self" or "cross".'
-    given = {key: str(value).strip().lower() for key, value in answer.items()}
-    if any(value not in ("self", "cross") for value in given.values()):
-        return 'each answer is the string "self" or "cross".'
-    if given["c"] == "cross" and given["a"] == "self" and given["b"] == "cross":
-        return "(c): are the patch tokens and the text tokens in different sequences in OpenVLA, or in one?"
-    return given == {"a": "self", "b": "cross", "c": "self"}
+@exercise("04.4", hint="a thing's query is its `object` value times one row of W_Q: what should that row look for, and what should it stop looking for?")
+def _one_sided_rule(answer) -> bool | str:
+    W_q = torch.as_tensor(np.asarray(answer.detach() if isinstance(answer, torch.Tensor) else answer), dtype=torch.float64)
+    emb, vec, things, sentences = _things_and_agents()
+    emb_axes = list(emb.axes)
+    d_model, d_k = len(emb_axes), len(MATCH_AXES)
+    if W_q.shape == (d_k, d_model):
+        return f"your W_Q has shape {tuple(W_q.shape)}, nn.Linear's (out, in) layout; the formula's layout is (d_model, d_k) = ({d_model}, {d_k})."
+    if W_q.shape != (d_model, d_k):
+        return f"your W_Q has shape {tuple(W_q.shape)}; it should be (d_model, d_k) = ({d_model}, {d_k})."
+    hand = {name: m.double() for name, m in hand_set_weights(emb_axes).items()}
+    living, obj = emb_axes.index("living"), emb_axes.index("object")
+    for sentence in sentences:
+        words = sentence.split()
+        x = emb.embed(words).double()
+        mine, theirs = (_weights(x, W, hand["W_k"]) for W in (W_q, hand["W_q"]))
+        for i, word in enumerate(words):
+            if vec[word][obj] == 0 and not torch.allclose(mine[i], theirs[i], atol=1e-5):
+                return f"in '{sentence}', the row of '{word}' (object value 0) changed: only words with an object value may attend differently."
+            if word in things:
+                agents = x[:, living] > 0
+                best_agent = mine[i][agents].max() if agents.any() else torch.tensor(0.0)
+                others = mine[i][~agents].max() if (~agents).any() else torch.tensor(0.0)
+                if not best_agent > others + 1e-6:
+                    top = words[int(mine[i].argmax())]
+                    return f"in '{sentence}', '{word}' gives its largest weight to '{top}', not to an agent."
+    return True
+
+
+def _weights(x: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor) -> torch.Tensor:
+    """softmax(x W_q (x W_k)ᵀ / √d_k): the (n, n) weights."""
+    q, k = x @ W_q, x @ W_k
+    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)
+
+
+# (money, water) of the words of "i went to the bank to fish": every output of "bank" with
+# W_V = identity is an average of these with positive weights, so it lies inside their triangle.
+_CANDIDATES = {"A": (0.22, 0.52), "B": (0.60, 0.30), "C": (0.40, 0.20), "D": (0.10, 0.70), "E": (0.00, 0.95)}
+
+
+def _reachable(money: float, water: float) -> bool:
+    """Inside the triangle (0, 0), bank (0.5, 0.5), fish (0, 0.9), all three weights positive."""
+    on_bank = money / 0.5
+    on_fish = (water - money) / 0.9
+    return on_bank > 0 and on_fish > 0 and 1 - on_bank - on_fish > 0
+
+
+@exercise("04.5", hint="an output is an average of the words' (money, water) points with positive weights: draw the points and the polygon they span.")
+def _convex_hull(answer) -> bool | str:
+    if isinstance(answer, str):
+        answer = {answer}
+    if not isinstance(answer, set | frozenset | list | tuple):
+        return 'give a set of letters, such as {"A", "B"}.'
+    given = {str(a).strip().upper() for a in answer}
+    if not given <= set(_CANDIDATES):
+        return "use only the letters A to E."
+    right = {letter for letter, point in _CANDIDATES.items() if _reachable(*point)}
+    if given == right:
+        return True
+    too_big = {letter for letter in given if _CANDIDATES[letter][0] > 0.5 or _CANDIDATES[letter][1] > 0.9}
+    if too_big:
+        return "an average never exceeds the largest of the numbers averaged: compare each candidate with the words' largest money and water."
+    if given - right:
+        return "staying within each coordinate's range is not enough: the output must lie inside the polygon the words' (money, water) points span."
+    return "some reachable pairs are missing: every point strictly inside the polygon of the words' points can be reached with positive weights."

@@ -2,7 +2,7 @@
 
 Queries and keys have zero-mean, unit-variance entries, so each score q·k has variance
 d_k. Without the 1/√d_k scale, rows of softmax(Q Kᵀ) turn one-hot as d_k grows (low
-entropy, max weight near 1, a softmax gradient near 0); with it they stay soft.
+entropy, max weight near 1, a softmax-Jacobian norm near 0); with it they stay soft.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def saturation_frame(d_k: float, n: int, scale: bool, seed: int) -> HeatmapFrame
 
     Returns:
         A frame with the (n, n) weights and readouts: mean row entropy, mean max weight and
-        the mean Frobenius norm of each row's softmax Jacobian (the "softmax-gradient norm").
+        the mean Frobenius norm of each row's softmax Jacobian (the "softmax-Jacobian norm").
     """
     d_k = int(min(max(round(d_k), 1), 2**MAX_LOG2_DK))
     n = int(min(max(n, 1), MAX_N))
@@ -62,13 +62,13 @@ def saturation_frame(d_k: float, n: int, scale: bool, seed: int) -> HeatmapFrame
         "mean row entropy (nats)": float(entropy(weights).mean()),
         "uniform row entropy log n": float(math.log(n)),
         "mean max weight": float(weights.max(axis=-1).mean()),
-        "softmax-gradient norm": float(jacobian_norm(weights).mean()),
+        "softmax-Jacobian norm": float(jacobian_norm(weights).mean()),
     })
 
 
 def saturation_explorer(d_k: int = 128, n: int = 16, scale: bool = False, seed: int = 0) -> LiveHeatmap:
     """Sliders for d_k (log scale, 1..1024), n (2..64), scale on/off and the seed -> live heatmap
-    of softmax(Q Kᵀ · scale) with mean row entropy, mean max weight and softmax-gradient norm."""
+    of softmax(Q Kᵀ · scale) with mean row entropy, mean max weight and softmax-Jacobian norm."""
     controls = {
         "d_k": widgets.FloatLogSlider(value=d_k, base=2, min=0, max=MAX_LOG2_DK, step=1,
                                       readout_format=".0f", description="d_k"),

@@ -139,7 +139,7 @@ class SentenceExplorer(LiveFigure):
             bar.set_height(row[i])
             bar.set_color("tab:orange" if i == query else "tab:blue")
         self.row_box.set_y(query - 0.5)
-        self.bar_label.set_text(f'query: "{tokens[query]}" (position {query})')
+        self.bar_label.set_text(f'query: "{tokens[query]}" (position {query}, counting from 0)')
         top = int(np.argmax(row))
         p = row[row > 0]
         return {
