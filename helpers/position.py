@@ -4,7 +4,8 @@ Built step by step in notebook 08; these are the same functions, checked equal t
 
 - :func:`sinusoidal_encoding` is *added* to the token embeddings (Vaswani et al., 2017).
 - :func:`rope` *rotates* queries and keys, pair by pair (Su et al., 2021; Llama), so that
-  the score q_m · k_n depends on the positions only through the offset n - m.
+  the score q_p · k_r of a query at position p and a key at position r depends on the
+  positions only through the offset r - p.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Notebook 05's checkers accept the right answers, reject wrong ones, and never reveal the answer."""
 
-import numpy as np
+import math
+
 import torch
 
 import helpers
@@ -8,24 +9,96 @@ from helpers.checks import evaluate
 from tests.exercise_harness import exercise_tests
 
 TOKENS = torch.tensor([[4, 9, 2, 0], [7, 0, 0, 0]])
-CAUSAL5 = np.tril(np.ones((5, 5), bool))
+
+
+def attend_with_mask(q, k, v, allowed):
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
+
+
+def attend_with_helpers(q, k, v, allowed):
+    return helpers.scaled_dot_product_attention(q, k, v, mask=allowed)[0]
+
+
+def attend_nan(q, k, v, allowed):  # notebook 05's layer_with_inf: empty rows give NaN
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def attend_large_negative(q, k, v, allowed):  # empty rows give a uniform average
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, -1e9)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def attend_inverted(q, k, v, allowed):
+    return attend_with_mask(q, k, v, ~allowed)
+
+
+def attend_unscaled(q, k, v, allowed):
+    return attend_with_mask(q * math.sqrt(q.shape[-1]), k, v, allowed)
+
+
+def attend_tuple(q, k, v, allowed):
+    return helpers.scaled_dot_product_attention(q, k, v, mask=allowed)
+
+
+def prefix_lm_mask(prefix_lengths, n):
+    mask = torch.ones(n, n, dtype=torch.bool).tril().repeat(len(prefix_lengths), 1, 1)
+    for b, p in enumerate(prefix_lengths.tolist()):
+        mask[b, :p, :p] = True
+    return mask[:, None]
+
+
+def prefix_lm_vectorised(prefix_lengths, n):
+    pos = torch.arange(n)
+    inside = pos[None, :] < prefix_lengths[:, None]  # (B, n)
+    return (pos[:, None] >= pos[None, :]) | (inside[:, :, None] & inside[:, None, :])[:, None]
+
+
+def prefix_no_head_axis(prefix_lengths, n):
+    return prefix_lm_mask(prefix_lengths, n)[:, 0]
+
+
+def prefix_causal_only(prefix_lengths, n):
+    return torch.ones(n, n, dtype=torch.bool).tril().expand(len(prefix_lengths), 1, n, n)
+
+
+def prefix_rows_see_everything(prefix_lengths, n):  # a prefix token may look past the prefix: a leak
+    mask = prefix_lm_mask(prefix_lengths, n).clone()
+    for b, p in enumerate(prefix_lengths.tolist()):
+        mask[b, 0, :p, :] = True
+    return mask
+
+
+def prefix_off_by_one(prefix_lengths, n):
+    return prefix_lm_mask(prefix_lengths - 1, n)
+
+
+def prefix_transposed(prefix_lengths, n):
+    return prefix_lm_mask(prefix_lengths, n).transpose(-2, -1)
+
+
+def prefix_inverted(prefix_lengths, n):
+    return ~prefix_lm_mask(prefix_lengths, n)
+
 
 RIGHT = {
-    "05.1": [CAUSAL5.tolist(), CAUSAL5, torch.ones(5, 5).tril(), helpers.causal_mask(5), CAUSAL5.astype(int).tolist()],
-    "05.2": [(TOKENS != 0)[:, None, None, :], helpers.padding_mask(TOKENS), (TOKENS != 0)[:, None, None, :].numpy()],
+    "05.1": [attend_with_mask, attend_with_helpers],
+    "05.2": [prefix_lm_mask, prefix_lm_vectorised, lambda lengths, n: prefix_lm_mask(lengths, n).numpy()],
     "05.3": [{"C", "D"}, ["D", "C"], {"c", "d"}],
     "05.4": [TOKENS == 0, (TOKENS == 0).numpy(), (TOKENS == 0).int()],
     "05.5": [[0, 1, 2], (2, 1, 0), torch.tensor([0, 1, 2])],
 }
 WRONG = {
-    "05.1": [CAUSAL5.T, ~CAUSAL5, np.tril(np.ones((5, 5), bool), -1), np.ones((5, 5), bool), CAUSAL5[:4], [[2, 0]]],
-    "05.2": [TOKENS != 0, TOKENS == 0, torch.zeros(2, 4), (TOKENS != 0)[:, None, :, None],
-             (TOKENS == 0)[:, None, None, :], torch.ones(2, 1, 1, 4)],
+    "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
+             lambda q, k, v, allowed: None, torch.ones(3)],
+    "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
+             prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask"],
     "05.3": [{"C"}, {"B", "C", "D"}, {"C", "D", "E"}, "A", {"Z"}, set()],
     "05.4": [TOKENS != 0, helpers.padding_mask(TOKENS), torch.ones(2, 3)],
     "05.5": [[5, 6, 7], [0], [0, 1], [0, 1, 2, 3], []],
 }
-LEAKS = ["True, True", "[0, 1", "{'C', 'D'}"]  # parts of the right answers
+LEAKS = ["True, True", "[0, 1", "{'C', 'D'}", "nan_to_num", "tril"]  # parts of the right answers
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG, several_right=True, secrets=dict.fromkeys(WRONG, LEAKS)
@@ -33,12 +106,16 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 
 
 def test_specific_hints():
-    assert "transpose" in evaluate("05.1", CAUSAL5.T)[1]
-    assert "itself" in evaluate("05.1", np.tril(np.ones((5, 5), bool), -1))[1]
-    assert "right values" in evaluate("05.2", TOKENS != 0)[1]
-    assert "right values" not in evaluate("05.2", TOKENS == 0)[1]  # a wrong (B, L) mask is not praised
-    assert "(B, 1, 1, L)" in evaluate("05.2", torch.zeros(2, 4))[1]
-    assert "query axis" in evaluate("05.2", (TOKENS != 0)[:, None, :, None])[1]
+    assert "NaN" in evaluate("05.1", attend_nan)[1]
+    assert "average" in evaluate("05.1", attend_large_negative)[1]
+    assert "may attend" in evaluate("05.1", attend_inverted)[1]
+    assert "√d_k" in evaluate("05.1", attend_unscaled)[1]
+    assert "tuple" in evaluate("05.1", attend_tuple)[1]
+    assert "head axis" in evaluate("05.2", prefix_no_head_axis)[1]
+    assert "plain causal" in evaluate("05.2", prefix_causal_only)[1]
+    assert "after the prefix" in evaluate("05.2", prefix_rows_see_everything)[1]
+    assert "transpose" in evaluate("05.2", prefix_transposed)[1]
+    assert "blocked cells" in evaluate("05.2", prefix_inverted)[1]
     assert "strictly the past" in evaluate("05.3", {"B", "C", "D"})[1]
     assert "opposite" in evaluate("05.4", TOKENS != 0)[1]
     assert "right padding" in evaluate("05.5", [5, 6, 7])[1]

@@ -211,3 +211,49 @@ def test_zero_one_float_mask_is_added_not_applied():
     w = torch.softmax(q @ k.transpose(-2, -1) / 8**0.5 + mask.float(), -1)
     assert_close(leaky, w @ v)
     assert (w.masked_select(~mask.expand_as(w)) > 0).all()
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_bottom_right_causal_mask_gives_the_last_rows_of_full_causal_attention(seed):
+    """A KV-cache step or chunk: the last n_q queries against all n_k keys (notebook 05)."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    g = torch.Generator().manual_seed(seed)
+    n_k = int(torch.randint(1, 10, (1,), generator=g))
+    n_q = int(torch.randint(1, n_k + 1, (1,), generator=g))
+    q, k, v = (torch.randn(2, 3, n_k, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    full = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    mask = causal_mask(n_q, n_k=n_k)
+    assert mask.shape == (n_q, n_k) and bool(mask[-1].all())  # the newest query sees every key
+    ours, _ = scaled_dot_product_attention(q[..., -n_q:, :], k, v, mask=mask)
+    assert_close(ours, full[..., -n_q:, :])
+    assert_close(F.scaled_dot_product_attention(q[..., -n_q:, :], k, v, attn_mask=causal_lower_right(n_q, n_k)), ours)
+
+
+def test_is_causal_aligns_top_left_when_there_are_fewer_queries_than_keys():
+    """Pins the trap notebook 05 shows: one query, five keys, is_causal=True -> only key 0."""
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 4, generator=g), torch.randn(5, 4, generator=g)
+    weights = F.scaled_dot_product_attention(q, k, torch.eye(5), is_causal=True)
+    assert torch.equal(weights, torch.tensor([[1.0, 0.0, 0.0, 0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("n, n_k", [(3, 2), (2, 0), (2, 2.5), (0, 3)])
+def test_causal_mask_rejects_bad_lengths(n, n_k):
+    with pytest.raises(ValueError, match="causal_mask"):
+        causal_mask(n, n_k=n_k)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_two_additive_finfo_min_masks_leave_the_empty_rows_finite(dtype):
+    """Notebook 05: padding + causal masks of finfo.min, added: no NaN, a silent average over
+    pads and later tokens (only cells masked twice reach -inf)."""
+    ids = torch.tensor([[0, 0, 5, 6, 7, 8]])
+    lo = torch.finfo(dtype).min
+    scores = torch.randn(1, 6, 6, generator=torch.Generator().manual_seed(0)).to(dtype)
+    pad_key, future = (ids == 0)[:, None, :], ~causal_mask(6)
+    additive = torch.zeros(1, 1, 6, dtype=dtype).masked_fill(pad_key, lo) + torch.zeros(6, 6, dtype=dtype).masked_fill(future, lo)
+    w = torch.softmax(scores + additive, dim=-1)
+    assert not torch.isnan(w).any()
+    assert_close(w[0, 0].float(), torch.tensor([0.2, 0, 0.2, 0.2, 0.2, 0.2]), atol=1e-3, rtol=0)
+    assert_close(w[0, 1].float(), torch.full((6,), 1 / 6), atol=1e-3, rtol=0)

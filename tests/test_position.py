@@ -46,6 +46,32 @@ def test_sinusoidal_matches_the_formula(n, d):
     assert_close(sinusoidal_encoding(n, d).double(), torch.from_numpy(reference_pe(n, d)), check_dtype=False)
 
 
+def reference_pe_concatenated(n: int, d: int, fairseq_spacing: bool = False) -> np.ndarray:
+    """The [sin | cos] layout many libraries use; with ``fairseq_spacing`` also their speeds
+    10000^(-i/(d/2 - 1)) (fairseq, tensor2tensor) instead of the paper's 10000^(-2i/d)."""
+    i = np.arange(d // 2)
+    omega = 10000.0 ** (-i / (d // 2 - 1)) if fairseq_spacing else 10000.0 ** (-2 * i / d)
+    angles = np.arange(n)[:, None] * omega[None, :]
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+@pytest.mark.parametrize("n, d", [(3, 2), (50, 16), (128, 64), (7, 512)])
+def test_concatenated_layout_is_the_paper_table_with_columns_permuted(n, d):
+    paper = reference_pe(n, d)
+    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])  # sin columns, then cos columns
+    concatenated = reference_pe_concatenated(n, d)
+    np.testing.assert_allclose(concatenated, paper[:, order], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sinusoidal_encoding(n, d).double().numpy()[:, order], concatenated, rtol=0, atol=1e-6)  # float32
+    np.testing.assert_allclose(concatenated @ concatenated.T, paper @ paper.T, rtol=0, atol=1e-9)  # same dot products
+
+
+def test_fairseq_spacing_is_a_different_table_not_a_permutation():
+    other = reference_pe_concatenated(64, 64, fairseq_spacing=True)
+    paper = reference_pe(64, 64)
+    assert not np.allclose(np.sort(other, axis=1), np.sort(paper, axis=1), atol=1e-3)
+    assert abs(other[:, 63] - np.cos(np.arange(64) / 10000)).max() < 1e-12  # slowest clock exactly 1/10000
+
+
 def test_sinusoidal_dot_product_depends_only_on_distance():
     pe = sinusoidal_encoding(200, 32).double()
     for k in [0, 1, 5, 40]:

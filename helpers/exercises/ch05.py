@@ -5,7 +5,7 @@ import torch
 
 from helpers.checks import exercise
 
-TOKENS = [[4, 9, 2, 0], [7, 0, 0, 0]]  # the batch of exercises 05.2 and 05.4 (pad id 0)
+TOKENS = [[4, 9, 2, 0], [7, 0, 0, 0]]  # the batch of exercise 05.4 (pad id 0)
 
 
 def _bool_array(answer) -> np.ndarray:
@@ -18,36 +18,99 @@ def _bool_array(answer) -> np.ndarray:
     return arr
 
 
-@exercise("05.1", hint="row i is query i; it may attend to keys 0..i, so True on and below the diagonal.")
-def _causal_5(answer) -> bool | str:
-    got = _bool_array(answer)
-    want = np.tril(np.ones((5, 5), bool))
-    if got.shape != want.shape:
-        return f"your mask has shape {got.shape}; 5 tokens need a 5 × 5 mask."
-    if np.array_equal(got, want.T):
-        return "that is the transpose: rows are queries, and a query may look back (left), not ahead."
-    if np.array_equal(got, ~want):
-        return "that marks the blocked cells; here True means *may attend*."
-    if np.array_equal(got, np.tril(np.ones((5, 5), bool), -1)):
-        return "may a token attend to itself?"
-    return bool(np.array_equal(got, want))
+def _reference_attention(q, k, v, allowed) -> torch.Tensor:
+    """softmax(q kᵀ/√d_k) v over the allowed keys (True = may attend); a row with none is 0."""
+    scores = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v
 
 
-@exercise("05.2", hint="compare the ids with the pad id, then add two size-1 dimensions for heads and queries.")
-def _padding_mask(answer) -> bool | str:
-    got = _bool_array(answer)
-    real = np.asarray(TOKENS) != 0
-    if got.shape == real.shape:
-        if np.array_equal(got, real):
-            return "right values; now give it the shape (B, 1, 1, L) so it broadcasts over heads and queries."
-        return "the question asks for the shape (B, 1, 1, L), with True where a query may attend (a real token)."
-    if got.shape == (2, 1, 4, 1):
-        return "that shape puts the pads on the query axis; they belong on the key axis (the last one)."
-    if got.shape != (2, 1, 1, 4):
-        return f"your mask has shape {got.shape}; the question asks for (B, 1, 1, L) = (2, 1, 1, 4)."
-    if np.array_equal(got[:, 0, 0], ~real):
-        return "True should mean *may attend*: a real token, not a pad."
-    return bool(np.array_equal(got[:, 0, 0], real))
+def _attention_cases():
+    """Inputs the checker chooses: batch axes, n_q ≠ n_k, d_v ≠ d_k, masks with empty rows."""
+    g = torch.Generator().manual_seed(5)
+    for batch, n_q, n_k, d_k, d_v in (((2,), 4, 4, 3, 5), ((3, 2), 5, 7, 4, 2), ((), 1, 6, 2, 3), ((2,), 6, 3, 8, 8)):
+        q = torch.randn(*batch, n_q, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(*batch, n_k, d_k, generator=g, dtype=torch.float64)
+        v = torch.randn(*batch, n_k, d_v, generator=g, dtype=torch.float64)
+        allowed = torch.rand(*batch, n_q, n_k, generator=g) > 0.45
+        allowed[..., 0, :] = False  # the first query row of every matrix sees nothing
+        yield q, k, v, allowed
+
+
+@exercise("05.1", hint="scores = q kᵀ/√d_k; put -inf where the mask is False; softmax over the keys; then turn the NaN of an empty row into 0 before multiplying by v.")
+def _attend_with_mask(answer) -> bool | str:
+    if not callable(answer):
+        return "the answer is the function itself: check(\"05.1\", attend_with_mask)."
+    for q, k, v, allowed in _attention_cases():
+        got = answer(q.clone(), k.clone(), v.clone(), allowed.clone())
+        if isinstance(got, tuple):
+            return "return only the output tensor, not a tuple."
+        if got is None:
+            return "attend_with_mask returns None: finish the function and return the output."
+        got = torch.as_tensor(got, dtype=torch.float64)
+        want = _reference_attention(q, k, v, allowed)
+        if got.shape != want.shape:
+            return f"for q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} your output has shape {tuple(got.shape)}; it should be (..., n_q, d_v)."
+        if torch.allclose(got, want, atol=1e-8):
+            continue
+        empty = ~allowed.any(-1)  # (..., n_q) rows that may see nothing
+        if torch.isnan(got[empty]).any():
+            return "a query row with no allowed key gives NaN: that row must come out as zeros."
+        if torch.isnan(got).any():
+            return "your output holds NaN in rows that do see keys: fill blocked scores with -inf only where the mask is False."
+        both = ~empty & (~allowed).any(-1)  # rows that see something under the mask and under its inverse
+        if torch.allclose(got[both], _reference_attention(q, k, v, ~allowed)[both], atol=1e-8):
+            return "True in the mask means *may attend*: you blocked the allowed keys and kept the others."
+        if not torch.allclose(got[empty], torch.zeros_like(got[empty])):
+            return "a query row with no allowed key must come out as zeros, not as an average of the values."
+        unscaled = _reference_attention(q * k.shape[-1] ** 0.5, k, v, allowed)
+        if torch.allclose(got, unscaled, atol=1e-8):
+            return "close: the scores need dividing by √d_k."
+        return False
+    return True
+
+
+def _reference_prefix_lm(prefix_lengths: torch.Tensor, n: int) -> torch.Tensor:
+    """(B, 1, n, n): query i may see key j if j <= i, or if both are inside the prefix."""
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    inside = (i < prefix_lengths[:, None, None]) & (j < prefix_lengths[:, None, None])  # (B, n, n)
+    return ((j <= i) | inside)[:, None]
+
+
+@exercise("05.2", hint="start from the causal triangle; then, for each sequence b, open the block of queries and keys both before prefix_lengths[b]; add the head axis.")
+def _prefix_lm_mask(answer) -> bool | str:
+    if not callable(answer):
+        return "the answer is the function itself: check(\"05.2\", prefix_lm_mask)."
+    g = torch.Generator().manual_seed(7)
+    for B, n in ((3, 6), (1, 1), (4, 9), (2, 5)):
+        lengths = torch.randint(0, n + 1, (B,), generator=g)
+        lengths[0] = n if B > 1 else lengths[0]  # one sequence that is all prefix
+        if B > 2:
+            lengths[1] = 0  # and one with no prefix at all (plain causal)
+        got = answer(lengths.clone(), n)
+        if got is None:
+            return "prefix_lm_mask returns None: finish the function and return the mask."
+        got = torch.as_tensor(np.asarray(got.detach().cpu() if isinstance(got, torch.Tensor) else got))
+        want = _reference_prefix_lm(lengths, n)
+        if got.shape == want.shape[:1] + want.shape[2:]:
+            return f"your mask for B = {B}, n = {n} has shape {tuple(got.shape)}: add the head axis, (B, 1, n, n), so it broadcasts over heads."
+        if got.shape != want.shape:
+            return f"for B = {B}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B, 1, n, n)."
+        got = got.to(torch.bool)
+        if torch.equal(got, want):
+            continue
+        if torch.equal(got, ~want):
+            return "True should mean *may attend*; your mask marks the blocked cells."
+        if torch.equal(got, want.transpose(-2, -1)):
+            return "that is the transpose: rows are queries, and after the prefix a query may look back (left), not ahead."
+        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        if torch.equal(got, causal.expand_as(want)) and not torch.equal(want, causal.expand_as(want)):
+            return "that is the plain causal mask: inside the prefix every token should also see the later prefix tokens."
+        leak = got & ~want
+        if leak.any():
+            return "some query sees a key that comes after the prefix and after itself: a prefix token may look ahead only inside the prefix."
+        return "some allowed pairs are blocked: compare a sequence with prefix length 0 (plain causal) and one that is all prefix."
+    return True
 
 
 @exercise("05.3", hint="compute leaks(masks[letter]) for each letter; a mask leaks if it allows a key to the right of the diagonal.")

@@ -4,15 +4,20 @@ import math
 
 import numpy as np
 
-from helpers.checks import close, exercise
+from helpers.checks import close, exercise, whole_number
 
 
-@exercise("08.1", hint="count the patches along one side, square it, and remember the extra token ViT prepends.")
+@exercise("08.1", hint="count the patches along one side of the image, square it, and remember the extra token ViT prepends.")
 def _vit_position_rows(answer):
-    value = float(answer)
-    if value == (224 // 16) ** 2:
+    value = whole_number(answer)
+    patches = (336 // 14) ** 2
+    if value == patches:
         return "that is the number of patches; the table also needs a row for the [CLS] token."
-    return value == (224 // 16) ** 2 + 1
+    if value == (224 // 14) ** 2 + 1:
+        return "that is the table of the same model at 224 px; this one reads 336 × 336 images."
+    if value in ((336 // 16) ** 2 + 1, (224 // 16) ** 2 + 1):
+        return "the patches of this model are 14 pixels wide, not 16."
+    return value == patches + 1
 
 
 @exercise("08.2", hint="without positions the outputs move with their tokens: find where old token 1 went in perm2.")

@@ -46,13 +46,13 @@ def masked_attention(length: int, pads: int, causal: bool, side: str) -> Heatmap
     """
     emb = load_toy_embeddings()
     proj = _projection()
-    ids = masked_batch(length, pads, side)  # (1, L)
+    ids = masked_batch(length, pads, side)  # (1, n)
     labels = emb.words(ids[0])  # pads read "<pad>", as wide as the widest word: moving the pads keeps the margins
-    mask = padding_mask(ids, emb.pad_id)  # (1, 1, 1, L): blocks pad keys (columns)
+    mask = padding_mask(ids, emb.pad_id)  # (1, 1, 1, n): blocks pad keys (columns)
     if causal:
-        mask = mask & causal_mask(length)  # (1, 1, L, L)
+        mask = mask & causal_mask(length)  # (1, 1, n, n)
     with torch.no_grad():
-        q, k, v = proj(emb(ids)[:, None])  # (1, 1, L, d): one head
+        q, k, v = proj(emb(ids)[:, None])  # (1, 1, n, d): one head
         _, weights = scaled_dot_product_attention(q, k, v, mask=mask)
         theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         ours = weights @ v
