@@ -24,11 +24,14 @@ from helpers.explorers.depth import (
 )
 from helpers.explorers.heads import (
     RELATIONS,
+    SCALES,
     SENTENCES,
     hand_set_attention,
     head_relations,
     head_weights,
     heads_explorer,
+    mean_entropy,
+    score_scale,
     split_diagram,
 )
 from tests.widget_sweep import sweep
@@ -98,6 +101,56 @@ def test_split_diagram_draws_one_colour_per_head():
     assert left.images[0].get_array().shape[:2] == (3, 6)
     assert len(right.get_xticklabels()) == 3
     plt.close(fig)
+
+
+def test_split_diagram_wrong_view_panel_mixes_two_neighbouring_tokens():
+    """Notebook 06's claim: view(h, n, d_k) gives each 'head' numbers of two neighbouring tokens."""
+    import matplotlib.pyplot as plt
+
+    fig = split_diagram(n=5, d_model=8, num_heads=4, show_wrong_view=True)
+    right, wrong = fig.axes[1:]
+    d_k, gap = 2, 1
+    for head in range(4):
+        def tokens_in(ax, head=head):
+            left = head * (d_k + gap)
+            return {int(t.get_text()) for t in ax.texts if left <= t.get_position()[0] < left + d_k}
+        assert tokens_in(right) == set(range(5))  # every token, its own slice
+        assert tokens_in(wrong) == {head, head + 1}
+    plt.close(fig)
+
+
+def test_rescoring_four_heads_without_the_scale_gives_the_eight_head_row():
+    """The 'more heads = sharper' confound: for 'sat', h = 4 -> 8 is only the 1/√d_k factor."""
+    tokens = tokenize(SENTENCES[0])
+    sat = tokens.index("sat")
+    assert np.array_equal(head_weights(SENTENCES[0], 4, "none")[0, sat], head_weights(SENTENCES[0], 8)[0, sat])
+    assert not np.allclose(head_weights(SENTENCES[0], 4)[0, sat], head_weights(SENTENCES[0], 8)[0, sat])
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 4, 8])
+def test_score_scales(num_heads):
+    d_k = 8 // num_heads
+    assert score_scale("1/√d_k", 8, num_heads) == pytest.approx(d_k**-0.5)
+    assert score_scale("1/√d_model", 8, num_heads) == pytest.approx(8**-0.5)
+    assert score_scale("none", 8, num_heads) == 1.0
+    weights = {scale: head_weights(SENTENCES[0], num_heads, scale) for scale in SCALES}
+    assert all(np.allclose(w.sum(-1), 1.0) for w in weights.values())
+    if num_heads > 1:  # the bug flattens every head: higher entropy than the right scale
+        assert mean_entropy(weights["1/√d_model"]) > mean_entropy(weights["1/√d_k"])
+
+
+def test_unknown_scale_is_refused():
+    with pytest.raises(ValueError, match="scale must be one of"):
+        heads_explorer(scale="1/d_k")
+
+
+def test_scale_control_changes_the_readout():
+    live = heads_explorer(num_heads=8, head=0)
+    assert live.readouts["scores multiplied by"] == 1.0
+    live.set(scale="1/√d_model")
+    assert live.readouts["scores multiplied by"] == round(8**-0.5, 3)
+    sat = tokenize(SENTENCES[0]).index("sat")
+    assert live.frame.weights[sat].max() < head_weights(SENTENCES[0], 8)[0, sat].max()
 
 
 def test_explorer_layer_is_helpers_multi_head_attention():

@@ -1,6 +1,7 @@
 """Notebook 06 (multi-head attention): checkers. None of them prints the expected answer."""
 
 import torch
+import torch.nn.functional as F
 
 from helpers.checks import exercise, whole_number
 
@@ -17,8 +18,7 @@ def _bert_attention_params(answer):
     return value == 4 * d * d + 4 * d
 
 
-@exercise("06.2", hint="the weights hold one number per (query, key) pair, for every head of every sequence; "
-                        "queries are the rows.")
+@exercise("06.2", hint="the weights hold one number per (query, key) pair, for every head of every sequence; queries are the rows.")
 def _cross_weights_shape(answer):
     shape = tuple(int(s) for s in answer)
     if shape == (2, 10, 7):
@@ -30,24 +30,73 @@ def _cross_weights_shape(answer):
     return shape == (2, 8, 10, 7)
 
 
-@exercise("06.3", hint="transpose heads and tokens back, (B, n, h, d_k), then reshape the last two axes into one.")
-def _merge_heads(answer):
+def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "past", split: str = "right"):
+    """Fused-QKV multi-head self-attention, (B, n, d_model) -> (B, n, d_model), with the variants
+    learners write: ``divide_by`` the scores' divisor, ``mask`` "past"/"none"/"future", ``split``
+    "right" (view, then transpose) or "view" (straight to (B, h, n, d_k), the bug of section 2)."""
+    B, n, d_model = x.shape
+    d_k = d_model // num_heads
+    q, k, v = (x @ w_qkv).split(d_model, dim=-1)  # (B, n, d_model) each
+
+    def heads(t):  # (B, n, d_model) -> (B, h, n, d_k)
+        return t.reshape(B, num_heads, n, d_k) if split == "view" else t.view(B, n, num_heads, d_k).transpose(1, 2)
+
+    scores = heads(q) @ heads(k).transpose(-2, -1) / divide_by  # (B, h, n, n)
+    past = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed = {"past": past, "future": past.T, "none": torch.ones_like(past)}[mask]
+    out = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ heads(v)  # (B, h, n, d_k)
+    merged = out.reshape(B, n, d_model) if split == "view" else out.transpose(1, 2).reshape(B, n, d_model)
+    return merged @ w_o
+
+
+def _mha_cases():
+    """Inputs the checker chooses, (x, W_qkv, W_o, h): several h > 1 first, so √d_model ≠ √d_k."""
+    g = torch.Generator().manual_seed(63)
+    for B, n, d_model, num_heads in ((2, 5, 12, 3), (1, 6, 16, 4), (3, 4, 8, 2), (2, 3, 8, 8), (1, 5, 6, 1)):
+        x = torch.randn(B, n, d_model, generator=g, dtype=torch.float64)
+        w_qkv = 1.5 * torch.randn(d_model, 3 * d_model, generator=g, dtype=torch.float64) / d_model**0.5
+        w_o = torch.randn(d_model, d_model, generator=g, dtype=torch.float64) / d_model**0.5
+        yield x, w_qkv, w_o, num_heads
+
+
+def _mha_mistake(got, x, w_qkv, w_o, num_heads: int) -> str | None:
+    """A specific hint if ``got`` is what a known mistake computes, else None."""
+    d_model, d_k = x.shape[-1], x.shape[-1] // num_heads
+
+    def made(**variant) -> bool:
+        return torch.allclose(got, _causal_mha(x, w_qkv, w_o, num_heads, **variant), atol=1e-6)
+
+    if made(divide_by=d_model**0.5):
+        return "every head's scores are √h times too small, so its weights come out too flat: how many products does ONE head's dot product add up?"
+    if made(divide_by=1.0):
+        return "your scores are not scaled: a dot product of d features has variance d (notebook 03)."
+    if made(divide_by=d_k**0.5, mask="none"):
+        return "token i also sees the tokens after it: mask the scores of future keys before the softmax."
+    if made(divide_by=d_k**0.5, mask="future"):
+        return "your mask is turned around: token i may attend to keys j ≤ i, not to the ones after it."
+    if made(divide_by=d_k**0.5, split="view"):
+        return "right shape, wrong numbers: your heads mix the features of neighbouring tokens (the classic bug of section 2)."
+    return None
+
+
+@exercise("06.3", hint="split x W_qkv into Q, K and V, cut each into h heads, scale each head's scores, block the future, softmax over the keys, merge the heads and multiply by W_o.")
+def _causal_self_attention(answer) -> bool | str:
     if not callable(answer):
-        return "pass the function itself: check(\"06.3\", my_merge_heads)."
-    g = torch.Generator().manual_seed(6)
-    for shape in [(2, 4, 5, 3), (1, 1, 3, 8), (3, 8, 1, 1), (2, 3, 4, 2)]:
-        x = torch.randn(*shape, generator=g)
-        got = answer(x)
+        return "the answer is the function itself: check(\"06.3\", causal_self_attention)."
+    for x, w_qkv, w_o, num_heads in _mha_cases():
+        got = answer(x.clone(), w_qkv.clone(), w_o.clone(), num_heads)
+        if got is None:
+            return "causal_self_attention returns None: finish the function and return the output."
+        if isinstance(got, tuple):
+            return "return only the output tensor (B, n, d_model), not a tuple."
         if not isinstance(got, torch.Tensor):
             return f"return a torch tensor; got {type(got).__name__}."
-        B, h, n, d_k = shape
-        want = x.transpose(1, 2).reshape(B, n, h * d_k)
-        if tuple(got.shape) != tuple(want.shape):
-            return f"for input {shape} the result should have shape (B, n, h · d_k); yours is {tuple(got.shape)}."
-        if not torch.allclose(got, want):
-            if torch.allclose(got, x.reshape(B, n, h * d_k)):
-                return "right shape, wrong numbers: reshaping without transposing mixes tokens; swap h and n first."
-            return "right shape, wrong numbers: token t's output should hold head 0's d_k features of t, then head 1's, ..."
+        if got.shape != x.shape:
+            return f"for x of shape {tuple(x.shape)} and h = {num_heads} your output has shape {tuple(got.shape)}; it should be (B, n, d_model)."
+        got = got.double()
+        want = _causal_mha(x, w_qkv, w_o, num_heads, divide_by=(x.shape[-1] // num_heads) ** 0.5)
+        if not torch.allclose(got, want, atol=1e-6):
+            return _mha_mistake(got, x, w_qkv, w_o, num_heads) or False
     return True
 
 
@@ -55,7 +104,39 @@ def _merge_heads(answer):
 def _gqa_cache(answer):
     value = whole_number(answer)
     if value == 2 * 32 * 128:
-        return "that is full multi-head attention; with GQA only the g key/value heads are cached."
+        return "that is full multi-head attention; with GQA only the h_kv key/value heads are cached."
     if value == 8 * 128:
         return "that counts keys only; values are cached too."
     return value == 2 * 8 * 128
+
+
+def _kv_cases():
+    """(k, v, q, n_rep) the checker chooses; k and v come out of a transpose, as after split_heads."""
+    g = torch.Generator().manual_seed(65)
+    for B, h_kv, n, d_k, n_rep in ((2, 2, 5, 3, 3), (1, 4, 3, 8, 2), (3, 1, 4, 2, 4), (2, 3, 2, 4, 1), (1, 8, 6, 16, 4)):
+        k, v = (torch.randn(B, n, h_kv, d_k, generator=g).transpose(1, 2) for _ in range(2))  # (B, h_kv, n, d_k)
+        q = torch.randn(B, h_kv * n_rep, n + 1, d_k, generator=g)  # (B, h, n_q, d_k)
+        yield k, v, q, n_rep
+
+
+@exercise("06.5", hint="each KV head must appear n_rep times in a row along dim 1, so that query heads 0 … n_rep − 1 all see KV head 0; the other three axes stay as they are.")
+def _repeat_kv(answer) -> bool | str:
+    if not callable(answer):
+        return "the answer is the function itself: check(\"06.5\", repeat_kv)."
+    for k, v, q, n_rep in _kv_cases():
+        got = answer(k, n_rep)
+        if got is None:
+            return "repeat_kv returns None: finish the function and return the repeated tensor."
+        if not isinstance(got, torch.Tensor):
+            return f"return a torch tensor; got {type(got).__name__}."
+        B, h_kv, n, d_k = k.shape
+        if got.shape != (B, h_kv * n_rep, n, d_k):
+            return f"for k of shape {tuple(k.shape)} and n_rep = {n_rep} your result has shape {tuple(got.shape)}; it should be (B, h_kv · n_rep, n, d_k)."
+        if not torch.equal(got, k.repeat_interleave(n_rep, dim=1)):
+            if torch.equal(got, k.repeat(1, n_rep, 1, 1)):
+                return "every KV head is there n_rep times, but in the wrong order: you tiled the whole stack, so query heads 0 and 1 see different KV heads."
+            return False
+        gqa = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        if not torch.allclose(F.scaled_dot_product_attention(q, got, answer(v, n_rep)), gqa, atol=1e-6):
+            return "your repeated K and V do not give the output of F.scaled_dot_product_attention(..., enable_gqa=True)."
+    return True

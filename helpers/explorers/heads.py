@@ -1,20 +1,26 @@
-"""Notebook 06's explorer: the number of heads h and a head selector -> that head's heatmap.
+"""Notebook 06's explorer: the number of heads h, the score scale and a head selector -> that head's heatmap.
 
 Wires controls to what notebook 06 builds: ``helpers.MultiHeadAttention`` holding eight
 hand-set one-dimensional relations (``RELATIONS``) over the toy embeddings. The same
 W_Q and W_K serve every h: h heads of d_k = 8 / h simply group the relations h ways, so
-the parameter count never moves while the pictures do.
+the parameter count never moves while the pictures do. The scale control separates the
+two things h changes: the grouping, and the 1/√d_k that multiplies each head's scores
+("none" and "1/√d_model" keep that factor the same for every h; "1/√d_model" is the
+classic bug).
 """
 
 from __future__ import annotations
+
+import math
 
 import ipywidgets as widgets
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from ..attention import scaled_dot_product_attention
 from ..embeddings import load_toy_embeddings, tokenize
-from ..layers import MultiHeadAttention
+from ..layers import MultiHeadAttention, split_heads
 from ..widgets import HeatmapFrame, LiveHeatmap
 
 # One relation per feature of the queries and keys: (name, query axis, key axis).
@@ -68,12 +74,30 @@ def head_relations(num_heads: int, head: int) -> list[str]:
     return [name for name, _, _ in RELATIONS[head * d_k : (head + 1) * d_k]]
 
 
-def head_weights(sentence: str, num_heads: int) -> np.ndarray:
-    """All heads' attention weights on a sentence, shape (h, n, n)."""
+SCALES = ("1/√d_k", "1/√d_model", "none")  # what each head's scores are multiplied by
+
+
+def score_scale(scale: str, d_model: int, num_heads: int) -> float:
+    """The factor each head's scores q·k are multiplied by: 1/√d_k (right), 1/√d_model (the bug) or 1."""
+    factors = {"1/√d_k": 1 / math.sqrt(d_model // num_heads), "1/√d_model": 1 / math.sqrt(d_model), "none": 1.0}
+    if scale not in factors:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    return factors[scale]
+
+
+def head_weights(sentence: str, num_heads: int, scale: str = "1/√d_k") -> np.ndarray:
+    """All heads' attention weights on a sentence, shape (h, n, n), scores multiplied by ``scale``.
+
+    With the default this is exactly ``hand_set_attention(num_heads, axes)``'s weights.
+    """
     emb = load_toy_embeddings()
     x = emb.embed(sentence)[None]  # (1, n, 8)
-    with torch.no_grad():
-        _, weights = hand_set_attention(num_heads, emb.axes)(x, x, x)
+    mha = hand_set_attention(num_heads, emb.axes)
+    q = split_heads(mha.w_q(x), num_heads)  # (1, h, n, d_k)
+    k = split_heads(mha.w_k(x), num_heads)
+    v = split_heads(mha.w_v(x), num_heads)
+    factor = score_scale(scale, len(emb.axes), num_heads)
+    _, weights = scaled_dot_product_attention(q, k, v, scale=factor)  # (1, h, n, n)
     return weights[0].numpy()
 
 
@@ -83,25 +107,30 @@ def mean_entropy(weights: np.ndarray) -> float:
     return float(np.mean(-(weights * np.log(p)).sum(axis=-1)))
 
 
-def heads_explorer(sentence: str = SENTENCES[0], num_heads: int = 4, head: int = 0) -> LiveHeatmap:
-    """Heads h (divisors of d_model = 8) and a head selector -> that head's attention heatmap."""
-    options = [h for h in range(1, len(RELATIONS) + 1) if len(RELATIONS) % h == 0]
+def heads_explorer(
+    sentence: str = SENTENCES[0], num_heads: int = 4, head: int = 0, scale: str = "1/√d_k"
+) -> LiveHeatmap:
+    """Heads h (divisors of d_model = 8), the score scale and a head selector -> that head's heatmap."""
+    d_model = len(RELATIONS)
+    options = [h for h in range(1, d_model + 1) if d_model % h == 0]
     if num_heads not in options:
-        raise ValueError(f"num_heads must divide d_model = {len(RELATIONS)}: one of {options}, got {num_heads}")
-    cache: dict[tuple[str, int], np.ndarray] = {}
+        raise ValueError(f"num_heads must divide d_model = {d_model}: one of {options}, got {num_heads}")
+    score_scale(scale, d_model, num_heads)  # rejects an unknown scale now, not at the first update
+    cache: dict[tuple[str, int, str], np.ndarray] = {}
 
-    def compute(sentence: str, num_heads: int, head: int) -> HeatmapFrame:
-        if (sentence, num_heads) not in cache:
-            cache[sentence, num_heads] = head_weights(sentence, num_heads)
+    def compute(sentence: str, num_heads: int, scale: str, head: int) -> HeatmapFrame:
+        if (sentence, num_heads, scale) not in cache:
+            cache[sentence, num_heads, scale] = head_weights(sentence, num_heads, scale)
         head = min(head, num_heads - 1)  # the head slider follows h; this guards the moment between
-        weights = cache[sentence, num_heads][head]
+        weights = cache[sentence, num_heads, scale][head]
         tokens = tokenize(sentence)
         return HeatmapFrame(weights, tokens, tokens, readouts={
             "head": f"{head} of h = {num_heads}",
-            "d_k = 8 / h": len(RELATIONS) // num_heads,
+            "d_k = 8 / h": d_model // num_heads,
             "this head compares": ", ".join(head_relations(num_heads, head)),
+            "scores multiplied by": round(score_scale(scale, d_model, num_heads), 3),
             "mean row entropy (nats)": round(mean_entropy(weights), 3),
-            "parameters (any h)": 4 * len(RELATIONS) ** 2,
+            "parameters (any h)": 4 * d_model**2,
         })
 
     heads = widgets.ToggleButtons(options=options, value=num_heads, description="heads h")
@@ -115,32 +144,62 @@ def heads_explorer(sentence: str = SENTENCES[0], num_heads: int = 4, head: int =
         "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description="sentence",
                                      layout=widgets.Layout(width="32em")),
         "num_heads": heads,
+        "scale": widgets.ToggleButtons(options=list(SCALES), value=scale, description="scale"),
         "head": selector,
     }, title="one head's attention weights", figsize=(6.0, 5.0))
 
 
-def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4) -> Figure:
-    """Picture of split_heads: (n, d_model) -> h matrices (n, d_k), one colour per head."""
+def _draw_heads(ax, token: np.ndarray, feature: np.ndarray, d_k: int, colours: np.ndarray, title: str) -> None:
+    """h blocks of (n, d_k) side by side; each entry coloured by the head its feature belongs
+    to and labelled with the token it came from. token, feature: (h, n, d_k) integer arrays."""
+    num_heads, n, _ = token.shape
+    gap = 1
+    canvas = np.ones((n, num_heads * (d_k + gap) - gap, 4))
+    for i in range(num_heads):
+        left = i * (d_k + gap)
+        canvas[:, left : left + d_k] = colours[feature[i] // d_k]
+        for row in range(n):
+            for col in range(d_k):
+                ax.text(left + col, row, str(token[i, row, col]), ha="center", va="center", color="white",
+                        fontsize=9)
+    ax.imshow(canvas, aspect="equal")
+    ax.set_xticks([i * (d_k + gap) + (d_k - 1) / 2 for i in range(num_heads)], [f"head {i}" for i in range(num_heads)])
+    ax.set_yticks(range(n), [f"row {r}" for r in range(n)])
+    ax.set_title(title)
+
+
+def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4, show_wrong_view: bool = False) -> Figure:
+    """Picture of split_heads: (n, d_model) -> h matrices (n, d_k), one colour per head's features.
+
+    Every entry is labelled with the token it came from. With ``show_wrong_view`` a third panel
+    shows ``view(h, n, d_k)`` without the transpose: rows that mix two tokens' features.
+    """
     import matplotlib.pyplot as plt
 
+    if d_model % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}")
     d_k = d_model // num_heads
     colours = plt.get_cmap("tab10")(np.arange(num_heads))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4), width_ratios=[1.1, 1.6], layout="constrained")
-    grid = colours[np.arange(d_model) // d_k][None].repeat(n, axis=0)  # (n, d_model, 4)
-    left.imshow(grid, aspect="equal")
+    ratios = [1.1, 1.6, 1.6] if show_wrong_view else [1.1, 1.6]
+    fig, axes = plt.subplots(1, len(ratios), figsize=(4.7 * len(ratios), 3.6), width_ratios=ratios,
+                             layout="constrained")
+    token = np.arange(n)[:, None].repeat(d_model, axis=1)  # (n, d_model): the token of each entry of Q
+    feature = np.arange(d_model)[None].repeat(n, axis=0)
+    left = axes[0]
+    left.imshow(colours[feature // d_k], aspect="equal")
+    for i in range(n):
+        for j in range(d_model):
+            left.text(j, i, str(i), ha="center", va="center", color="white", fontsize=9)
     left.set_xticks(range(d_model), [str(j) for j in range(d_model)])
     left.set_yticks(range(n), [f"token {i}" for i in range(n)])
-    left.set(xlabel="feature of Q = x W_Q", title=f"Q of one sequence: (n, d_model) = ({n}, {d_model})")
+    left.set(xlabel="feature of Q = x W_Q (number in a cell: its token)",
+             title=f"Q of one sequence: (n, d_model) = ({n}, {d_model})")
     for j in range(1, num_heads):
         left.axvline(j * d_k - 0.5, color="white", lw=3)
-    gap = 1
-    width = num_heads * d_k + (num_heads - 1) * gap
-    canvas = np.ones((n, width, 4))
-    for i in range(num_heads):
-        canvas[:, i * (d_k + gap) : i * (d_k + gap) + d_k] = colours[i]
-    right.imshow(canvas, aspect="equal")
-    right.set_xticks([i * (d_k + gap) + (d_k - 1) / 2 for i in range(num_heads)],
-                     [f"head {i}\nfeatures {i * d_k}-{(i + 1) * d_k - 1}" for i in range(num_heads)])
-    right.set_yticks(range(n), [f"token {i}" for i in range(n)])
-    right.set(title=f"→ split_heads: (h, n, d_k) = ({num_heads}, {n}, {d_k})")
+    right = token.reshape(n, num_heads, d_k).transpose(1, 0, 2)  # split_heads: (h, n, d_k)
+    _draw_heads(axes[1], right, feature.reshape(n, num_heads, d_k).transpose(1, 0, 2), d_k, colours,
+                f"split_heads: view(n, h, d_k).transpose → ({num_heads}, {n}, {d_k})")
+    if show_wrong_view:  # memory order read straight as (h, n, d_k)
+        _draw_heads(axes[2], token.reshape(num_heads, n, d_k), feature.reshape(num_heads, n, d_k), d_k, colours,
+                    f"wrong: view(h, n, d_k) → ({num_heads}, {n}, {d_k}), same shape")
     return fig
