@@ -1,6 +1,8 @@
 """Attention at scale (notebook 09): cost accounting, a KV cache, and blockwise attention.
 
-- :data:`LLAMA2_7B` and :func:`flops_per_token`: where a decoder's FLOPs go for one token.
+- :data:`LLAMA2_7B` and :func:`flops_per_token`: where a decoder's FLOPs go for one token;
+  :func:`attention_share` (the n × n part only) and :func:`attention_sublayer_share`
+  (the whole attention sublayer: Q, K, V, O projections plus the n × n part).
 - :func:`score_matrix_bytes`, :func:`kv_cache_bytes`: memory of the n × n scores and of
   the cached keys and values.
 - :class:`KVCache`: keys and values of the tokens decoded so far, grown one step at a time.
@@ -36,7 +38,8 @@ class DecoderShape:
     gated_mlp: bool = True  # SwiGLU: three d_model × d_ff matrices instead of two
 
     @property
-    def d_head(self) -> int:
+    def d_k(self) -> int:
+        """Width of one head (d_k = d_v)."""
         return self.d_model // self.n_heads
 
     @property
@@ -45,7 +48,7 @@ class DecoderShape:
 
     def parameters(self) -> int:
         """Weights: token embeddings, per layer attention + MLP + 2 RMSNorms, final norm, LM head."""
-        kv_width = self.kv_heads * self.d_head
+        kv_width = self.kv_heads * self.d_k
         attention = 2 * self.d_model * self.d_model + 2 * self.d_model * kv_width  # W_Q, W_O, W_K, W_V
         mlp = (3 if self.gated_mlp else 2) * self.d_model * self.d_ff
         per_layer = attention + mlp + 2 * self.d_model
@@ -66,11 +69,11 @@ def flops_per_token(context: int, shape: DecoderShape = LLAMA2_7B) -> dict[str, 
     if not isinstance(context, int) or isinstance(context, bool) or context < 1:
         raise ValueError(f"context must be a positive integer number of keys, got {context!r}")
     d, L = shape.d_model, shape.n_layers
-    kv_width = shape.kv_heads * shape.d_head
+    kv_width = shape.kv_heads * shape.d_k
     return {
         "Q, K, V, O projections": L * 2 * (2 * d * d + 2 * d * kv_width),
         "MLP": L * 2 * (3 if shape.gated_mlp else 2) * d * shape.d_ff,
-        "attention scores q·k": L * 2 * context * d,  # every head: n keys × d_head, h heads
+        "attention scores q·k": L * 2 * context * d,  # every head: n keys × d_k, h heads
         "attention weights × V": L * 2 * context * d,
         "LM head": 2 * d * shape.vocab,
     }
@@ -82,20 +85,31 @@ def attention_share(context: int, shape: DecoderShape = LLAMA2_7B) -> float:
     return (parts["attention scores q·k"] + parts["attention weights × V"]) / sum(parts.values())
 
 
+def attention_sublayer_share(context: int, shape: DecoderShape = LLAMA2_7B) -> float:
+    """Fraction of :func:`flops_per_token` spent in the whole attention sublayer.
+
+    That is the Q, K, V, O projections plus the n × n part: what a profiler that groups
+    the work by module reports as "attention".
+    """
+    parts = flops_per_token(context, shape)
+    sublayer = parts["Q, K, V, O projections"] + parts["attention scores q·k"] + parts["attention weights × V"]
+    return sublayer / sum(parts.values())
+
+
 def score_matrix_bytes(n: int, n_heads: int = 1, bytes_per_value: int = 4, batch: int = 1) -> int:
     """Bytes of one layer's n × n attention scores for every head (what FlashAttention never stores)."""
     return batch * n_heads * n * n * bytes_per_value
 
 
 def kv_cache_bytes(n_tokens: int, shape: DecoderShape = LLAMA2_7B, bytes_per_value: int = 2, batch: int = 1) -> int:
-    """Bytes of cached keys and values: 2 (K and V) × layers × KV heads × d_head per token."""
-    return 2 * shape.n_layers * shape.kv_heads * shape.d_head * bytes_per_value * n_tokens * batch
+    """Bytes of cached keys and values: 2 (K and V) × layers × KV heads × d_k per token."""
+    return 2 * shape.n_layers * shape.kv_heads * shape.d_k * bytes_per_value * n_tokens * batch
 
 
 class KVCache:
     """The keys and values of every token decoded so far, for one attention layer.
 
-    Shapes are (B, h, n, d_head); each :meth:`append` adds the new tokens' keys and values
+    Shapes are (B, h, n, d_k); each :meth:`append` adds the new tokens' keys and values
     along n and returns everything cached so far, ready for the new queries to attend to.
     """
 
@@ -107,14 +121,14 @@ class KVCache:
         return 0 if self.keys is None else self.keys.shape[-2]
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Add k, v of shape (B, h, n_new, d_head); return all keys and values (B, h, n, d_head)."""
+        """Add k, v of shape (B, h, n_new, d_k); return all keys and values (B, h, n, d_k)."""
         if k.ndim != 4 or k.shape != v.shape:
-            raise ValueError(f"k and v must both have shape (B, h, n_new, d_head); got {tuple(k.shape)} and {tuple(v.shape)}")
+            raise ValueError(f"k and v must both have shape (B, h, n_new, d_k); got {tuple(k.shape)} and {tuple(v.shape)}")
         if self.keys is None:
             self.keys, self.values = k, v
         else:
             if k.shape[:2] != self.keys.shape[:2] or k.shape[-1] != self.keys.shape[-1]:
-                raise ValueError(f"new keys {tuple(k.shape)} do not match the cache's (B, h, n, d_head) = {tuple(self.keys.shape)}")
+                raise ValueError(f"new keys {tuple(k.shape)} do not match the cache's (B, h, n, d_k) = {tuple(self.keys.shape)}")
             self.keys = torch.cat([self.keys, k], dim=-2)
             self.values = torch.cat([self.values, v], dim=-2)
         return self.keys, self.values
@@ -132,10 +146,11 @@ def blockwise_attention(
 ) -> torch.Tensor:
     """softmax(Q Kᵀ/√d_k) V computed one (query block, key block) tile at a time.
 
-    For each block of queries it keeps, per query, the running maximum m of the scores
-    seen so far, the running sum denom of exp(score - m), and the running weighted sum acc
-    of the values. A new key block with a larger maximum rescales denom and acc by
-    exp(m_old - m_new). At the end, output = acc / denom. Memory beyond q, k, v and the output
+    For each block of queries it keeps, per query, the running maximum row_max of the
+    scores seen so far, the running sum denom of exp(score - row_max), and the running
+    weighted sum acc of the values. A new key block with a larger maximum rescales denom
+    and acc by exp(row_max - new_max), because
+    Σ exp(s - new_max) = exp(row_max - new_max) · Σ exp(s - row_max). At the end, output = acc / denom. Memory beyond q, k, v and the output
     is O(block_size²) per (batch, head), never O(n²).
 
     Args:
@@ -161,9 +176,9 @@ def blockwise_attention(
     for i in range(0, n_q, block_size):
         q_blk = q[..., i : i + block_size, :] * scale
         rows = q_blk.shape[-2]
-        m = q.new_full((*q_blk.shape[:-1], 1), -math.inf)  # running max per query
-        denom = q.new_zeros((*q_blk.shape[:-1], 1))  # running sum of exp(score - m)
-        acc = q.new_zeros((*q_blk.shape[:-1], v.shape[-1]))  # running sum of exp(score - m) · v
+        row_max = q.new_full((*q_blk.shape[:-1], 1), -math.inf)  # running max per query
+        denom = q.new_zeros((*q_blk.shape[:-1], 1))  # running sum of exp(score - row_max)
+        acc = q.new_zeros((*q_blk.shape[:-1], v.shape[-1]))  # running sum of exp(score - row_max) · v
         last_key = min(n_k, i + rows) if causal else n_k
         for j in range(0, last_key, block_size):
             s = q_blk @ k[..., j : j + block_size, :].transpose(-2, -1)  # (..., rows, cols): one tile
@@ -171,12 +186,12 @@ def blockwise_attention(
                 qi = torch.arange(i, i + rows)[:, None]
                 kj = torch.arange(j, j + s.shape[-1])[None, :]
                 s = s.masked_fill(kj > qi, -math.inf)
-            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-            p = torch.exp(s - m_new)  # this tile's unnormalised weights
-            rescale = torch.exp(m - m_new)  # shrink what was summed under the old maximum
+            new_max = torch.maximum(row_max, s.amax(dim=-1, keepdim=True))
+            p = torch.exp(s - new_max)  # this tile's unnormalised weights
+            rescale = torch.exp(row_max - new_max)  # shrink what was summed under the old maximum
             denom = denom * rescale + p.sum(dim=-1, keepdim=True)
             acc = acc * rescale + p @ v[..., j : j + block_size, :]
-            m = m_new
+            row_max = new_max
         out[..., i : i + block_size, :] = acc / denom
     return out
 

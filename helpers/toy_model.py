@@ -4,13 +4,17 @@ The model is the series' own layers stacked: token and learned position embeddin
 pre-norm :class:`helpers.EncoderBlock` s, a final :class:`helpers.LayerNorm` and a linear
 read-out to the vocabulary. Notebook 10 builds the same class and training loop in its
 cells and checks them equal to these; ``scripts/train_toy_model.py`` uses these to write
-``data/toy_reverse_model.safetensors`` (loaded without pickle).
+``data/toy_reverse_model.safetensors`` and the one-layer variant
+``data/toy_reverse_model_1layer.safetensors`` (loaded without pickle).
+:func:`ablate_attention` switches one layer's attention off, to test what a map suggests.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ PAD = 0
 LETTERS = "ABCDEFGHIJ"
 VOCAB = ["_", *LETTERS]  # id 0 is padding, shown as "_"
 WEIGHTS_FILE = "toy_reverse_model.safetensors"
+ONE_LAYER_FILE = "toy_reverse_model_1layer.safetensors"  # the same config with num_layers=1
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,22 @@ def train(model: ToyReverser, config: ToyConfig | None = None, progress: bool = 
         losses.append(loss.item())
     model.eval()
     return losses
+
+
+@contextmanager
+def ablate_attention(model: ToyReverser, layer: int) -> Iterator[ToyReverser]:
+    """Inside the ``with``, layer ``layer``'s attention sublayer adds zeros to the residual stream.
+
+    Its weights are still computed (and stored in ``attn_weights``); only its output, the
+    weighted sum of values after W_O, is replaced by zeros. The MLPs and other layers run as usual.
+    """
+    if not 0 <= layer < len(model.blocks):
+        raise ValueError(f"layer must be 0..{len(model.blocks) - 1}, got {layer!r}")
+    handle = model.blocks[layer].self_attn.register_forward_hook(lambda _m, _i, out: (torch.zeros_like(out[0]), out[1]))
+    try:
+        yield model
+    finally:
+        handle.remove()
 
 
 def held_out_set(config: ToyConfig = ToyConfig(), size: int = 2000, seed: int = 1234):

@@ -7,23 +7,36 @@ import pytest
 from helpers.checks import evaluate
 from tests.exercise_harness import exercise_tests
 
-L = math.exp(1 - 3) + 1 + math.exp(2 - 3)
+
+def online(chunks, rescale=True):
+    row_max, denom = -math.inf, 0.0
+    for chunk in chunks:
+        new_max = max(row_max, *chunk)
+        denom = denom * (math.exp(row_max - new_max) if rescale else 1) + sum(math.exp(s - new_max) for s in chunk)
+        row_max = new_max
+    return denom
+
+
+CHUNKS = [[1, 3, 2], [5, 0], [4, 6]]
+PEAK_MIB = 3 * 4 * 1536 * 1536 * 4 / 2**20 + 4 * 1536 * 64 * 4 / 2**20  # three n × n matrices per sequence + the output
 RIGHT = {
-    "09.1": 16,
+    "09.1": PEAK_MIB,
     "09.2": 1024,
     "09.3": 819_200,
-    "09.4": 25_204,
-    "09.5": L * math.exp(-2) + 1 + math.exp(-5),
+    "09.4": 31_376,
+    "09.5": sum(math.exp(s - 6) for chunk in CHUNKS for s in chunk),
 }
 WRONG = {
-    "09.1": [4, 8, 3],
+    "09.1": [PEAK_MIB / 4, PEAK_MIB * 2**20, 36, 1024],
     "09.2": [32, 2**30, 512],
     "09.3": [409_600, 20_480, 524_288],
-    "09.4": [58_809, 4096, 100_000],
-    "09.5": [L + 1 + math.exp(-5), L, 1.0],
+    "09.4": [25_204, 73_211, 4096, 100_000],
+    "09.5": [online(CHUNKS, rescale=False), online(CHUNKS[:2]), 1.0],
 }
-HINTS = {("09.1", 4): "longer", ("09.2", 32): "one head", ("09.2", 2**30): "bytes",
-         ("09.3", 409_600): "key and the value", ("09.4", 58_809): "70%", ("09.5", L + 1 + math.exp(-5)): "rescale"}
+HINTS = {("09.1", PEAK_MIB / 4): "batch", ("09.1", PEAK_MIB * 2**20): "bytes", ("09.1", 36): "more than one",
+         ("09.2", 32): "one head", ("09.2", 2**30): "bytes",
+         ("09.3", 409_600): "key and the value", ("09.4", 25_204): "7B", ("09.4", 73_211): "70%",
+         ("09.5", online(CHUNKS, rescale=False)): "rescaled", ("09.5", online(CHUNKS[:2])): "third chunk"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG
@@ -33,3 +46,7 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 @pytest.mark.parametrize(("exercise_id", "wrong"), list(HINTS))
 def test_common_mistakes_get_a_specific_hint(exercise_id, wrong):
     assert HINTS[exercise_id, wrong] in evaluate(exercise_id, wrong)[1]
+
+
+def test_online_softmax_answer_equals_the_direct_sum():
+    assert math.isclose(online(CHUNKS), RIGHT["09.5"], rel_tol=1e-12)

@@ -47,7 +47,8 @@ def test_scale_explorer_sweeps():
     assert np.median(times) < 1000  # ms; blitted: ~40 ms on a quiet 2-core machine
     live.set(context=4096, kv_heads=32, bytes_per_value=2)
     assert live.readouts["KV cache, all layers (GiB)"] == 2.0
-    assert 13.5 < live.readouts["attention share of FLOPs (%)"] < 14.5
+    assert 13.5 < live.readouts["n × n part of FLOPs (%)"] < 14.5
+    assert 41.5 < live.readouts["attention sublayer of FLOPs (%)"] < 42.5
     live.set(kv_heads=8)
     assert live.readouts["KV cache, all layers (GiB)"] == 0.5
 

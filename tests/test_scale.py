@@ -16,6 +16,7 @@ from helpers.scale import (
     LLAMA2_7B,
     KVCache,
     attention_share,
+    attention_sublayer_share,
     blockwise_attention,
     flops_per_token,
     kv_cache_bytes,
@@ -26,7 +27,7 @@ from helpers.scale import (
 
 def test_llama2_7b_parameter_count():
     assert LLAMA2_7B.parameters() == 6_738_415_616  # the published 6.74 B
-    assert LLAMA2_7B.d_head == 128 and LLAMA2_7B.kv_heads == 32
+    assert LLAMA2_7B.d_k == 128 and LLAMA2_7B.kv_heads == 32
 
 
 def test_flops_are_two_per_multiplied_weight_plus_attention():
@@ -39,6 +40,12 @@ def test_flops_are_two_per_multiplied_weight_plus_attention():
 @pytest.mark.parametrize("n, low, high", [(300, 0.005, 0.02), (4096, 0.13, 0.15), (58_809, 0.69, 0.71)])
 def test_attention_share_corrects_the_notes(n, low, high):
     assert low < attention_share(n) < high
+
+
+@pytest.mark.parametrize("n, want", [(300, 0.333), (4096, 0.419), (32_768, 0.706)])
+def test_attention_sublayer_share_includes_the_projections(n, want):
+    assert attention_sublayer_share(n) == pytest.approx(want, abs=0.001)
+    assert attention_sublayer_share(n) > attention_share(n) + 0.14  # the projections: 14% to 32%
 
 
 def test_grouped_query_attention_shrinks_cache_and_projections():

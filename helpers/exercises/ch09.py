@@ -1,22 +1,42 @@
 """Notebook 09 (attention at scale): checkers. None of them prints the expected answer."""
 
 import math
+from functools import cache
 
-from helpers.checks import exercise
-from helpers.scale import LLAMA2_7B, flops_per_token
+import torch
+
+from helpers.checks import exercise, number
+from helpers.scale import LLAMA2_7B, DecoderShape, flops_per_token, peak_memory
+
+LLAMA2_13B = DecoderShape("Llama 2-13B", d_model=5120, n_layers=40, n_heads=40, d_ff=13824, vocab=32000)
+BATCH, N, D_K = 4, 1536, 64  # exercise 09.1's shapes
 
 
-@exercise("09.1", hint="the score matrix is N × N: what happens to N² when N is multiplied by 4?")
-def _score_growth(answer):
-    value = float(answer)
-    if value == 4:
-        return "4 is how much longer the sequence is; the scores form an N × N matrix."
-    return value == 16
+@cache
+def _measured_peak() -> int:
+    """Peak bytes of plain attention on (4, 1536, 64) inputs, measured like section 1 does."""
+    from helpers.attention import scaled_dot_product_attention
+
+    q, k, v = (torch.zeros(BATCH, N, D_K) for _ in range(3))
+    return peak_memory(scaled_dot_product_attention, q, k, v)[1]
+
+
+@exercise("09.1", hint="make q, k, v with torch.randn(4, 1536, 64), call peak_memory(helpers.scaled_dot_product_attention, q, k, v) and divide its second result by 2**20.")
+def _batched_peak(answer):
+    value = number(answer)
+    want = _measured_peak() / 2**20
+    if math.isclose(value, want * 2**20, rel_tol=0.02):
+        return "that is in bytes; the question asks for MiB (divide by 2**20)."
+    if math.isclose(value, want / BATCH, rel_tol=0.02):
+        return "that is one sequence; every one of the 4 in the batch has its own n × n matrices, alive at the same time."
+    if math.isclose(value, BATCH * N * N * 4 / 2**20, rel_tol=0.02):
+        return "that is one n × n float32 matrix per sequence; the peak holds more than one at once. Measure it."
+    return math.isclose(value, want, rel_tol=0.02)
 
 
 @exercise("09.2", hint="heads × n × n numbers, 2 bytes each, divided by 2**20.")
 def _score_mib(answer):
-    value = float(answer)
+    value = number(answer)
     want = 32 * 4096 * 4096 * 2 / 2**20
     if math.isclose(value, want * 2**20, rel_tol=1e-6):
         return "that is in bytes; the question asks for MiB (divide by 2**20)."
@@ -27,7 +47,7 @@ def _score_mib(answer):
 
 @exercise("09.3", hint="a key and a value, for every layer, every KV head and every dimension of a head, 2 bytes each.")
 def _kv_bytes_13b(answer):
-    value = float(answer)
+    value = number(answer)
     want = 2 * 40 * 40 * 128 * 2
     if value == want / 2:
         return "count both the key and the value."
@@ -36,28 +56,42 @@ def _kv_bytes_13b(answer):
     return value == want
 
 
-def _half_point() -> float:
-    """Context length where the n × n part equals everything else (linear in n)."""
-    parts_1 = flops_per_token(1, LLAMA2_7B)
+def _crossover(shape: DecoderShape, target: float) -> float:
+    """Context length where the n × n part is ``target`` of the FLOPs per token (linear in n)."""
+    parts_1 = flops_per_token(1, shape)
     per_key = parts_1["attention scores q·k"] + parts_1["attention weights × V"]
     fixed = sum(parts_1.values()) - per_key
-    return fixed / per_key
+    return target / (1 - target) * fixed / per_key
 
 
-@exercise("09.4", hint="the n × n part is 4 · layers · d_model FLOPs per key of context; set it equal to everything else.")
-def _half_point_check(answer):
-    value = float(answer)
-    if math.isclose(value, 0.7 / 0.3 * _half_point(), rel_tol=0.05):
+@exercise("09.4", hint="the n × n part costs 4 · layers · d_model FLOPs per key of context; everything else does not grow with n. Use 13B's sizes (helpers.scale.DecoderShape and flops_per_token do the counting).")
+def _half_point_13b(answer):
+    value = number(answer)
+    if math.isclose(value, _crossover(LLAMA2_7B, 0.5), rel_tol=0.05):
+        return "that is Llama 2-7B's half-way point; the question is about the 13B model."
+    if math.isclose(value, _crossover(LLAMA2_13B, 0.7), rel_tol=0.05):
         return "that is where it reaches 70%; the question asks for half."
-    return math.isclose(value, _half_point(), rel_tol=0.05)
+    return math.isclose(value, _crossover(LLAMA2_13B, 0.5), rel_tol=0.05)
 
 
-@exercise("09.5", hint="the new maximum is 5; rescale the old denom by exp(old m - new m), then add exp(s - 5) for the second chunk.")
+CHUNKS = ([1.0, 3.0, 2.0], [5.0, 0.0], [4.0, 6.0])  # exercise 09.5's row of scores, in three chunks
+
+
+def _online(rescale: bool, chunks=CHUNKS) -> float:
+    """denom after the chunks, with or without rescaling what was summed before a new maximum."""
+    row_max, denom = -math.inf, 0.0
+    for chunk in chunks:
+        new_max = max(row_max, *chunk)
+        denom = denom * (math.exp(row_max - new_max) if rescale else 1.0) + sum(math.exp(s - new_max) for s in chunk)
+        row_max = new_max
+    return denom
+
+
+@exercise("09.5", hint="each chunk: new_max = max(row_max, the chunk's largest score); denom = denom · exp(row_max - new_max) + Σ exp(s - new_max); then row_max = new_max.")
 def _online_softmax(answer):
-    value = float(answer)
-    first, second = [1.0, 3.0, 2.0], [5.0, 0.0]
-    l_old = sum(math.exp(s - 3) for s in first)
-    want = l_old * math.exp(3 - 5) + sum(math.exp(s - 5) for s in second)
-    if math.isclose(value, l_old + sum(math.exp(s - 5) for s in second), rel_tol=1e-4):
-        return "the first chunk's sum was taken against m = 3; rescale it to the new maximum first."
-    return math.isclose(value, want, rel_tol=1e-4)
+    value = number(answer)
+    if math.isclose(value, _online(rescale=False), rel_tol=1e-4):
+        return "what was summed against an old maximum must be rescaled by exp(old - new) whenever the maximum grows."
+    if math.isclose(value, _online(rescale=True, chunks=CHUNKS[:2]), rel_tol=1e-4):
+        return "that is denom after the second chunk; the third chunk brings a new maximum too."
+    return math.isclose(value, _online(rescale=True), rel_tol=1e-4)

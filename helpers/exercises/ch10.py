@@ -5,17 +5,50 @@ from functools import cache
 
 import torch
 
-from helpers.checks import exercise
+from helpers.checks import exercise, number
 
 
-@exercise("10.1", hint="output position i copies input position n - 1 - i; positions count from 0.")
-def _mirror_position(answer):
-    value = float(answer)
-    if value == 5 - 1:
-        return "that is where output position 0 looks; output position 1 looks one step to the left of it."
-    if value == 5 - 1 - 1 + 1:
-        return "positions count from 0: the last of 5 letters is at position 4."
-    return value == 5 - 1 - 1
+@cache
+def _shipped(one_layer: bool = False):
+    from helpers.data import DATA_DIR
+    from helpers.toy_model import ONE_LAYER_FILE, load_model
+
+    return load_model(DATA_DIR / ONE_LAYER_FILE) if one_layer else load_model()
+
+
+@cache
+def _held_out():
+    from helpers.toy_model import held_out_set
+
+    return held_out_set(_shipped().config)
+
+
+def _accuracy(predicted: torch.Tensor) -> float:
+    from helpers.toy_model import PAD
+
+    x, y = _held_out()
+    return (predicted == y)[x != PAD].float().mean().item()
+
+
+@cache
+def _ablated_accuracy(layer: int) -> float:
+    from helpers.toy_model import ablate_attention
+
+    model = _shipped()
+    with ablate_attention(model, layer), torch.no_grad():
+        return _accuracy(model(_held_out()[0]).argmax(-1))
+
+
+@exercise("10.1", hint="with ablate_attention(shipped, 1): token_accuracy(shipped, x_test, y_test), as a fraction between 0 and 1.")
+def _ablate_layer_1(answer):
+    value = number(answer)
+    if 1 < value <= 100:
+        return "give a fraction between 0 and 1, not a percentage."
+    if math.isclose(value, _ablated_accuracy(0), abs_tol=0.005):
+        return "that is layer 0 switched off (section 8); the question switches off layer 1."
+    if math.isclose(value, 1.0, abs_tol=0.005):
+        return "that is the intact model: run the accuracy inside the `with ablate_attention(...)` block."
+    return math.isclose(value, _ablated_accuracy(1), abs_tol=0.005)
 
 
 def _block_parameters() -> int:
@@ -26,7 +59,7 @@ def _block_parameters() -> int:
 
 @exercise("10.2", hint="attention: 4 × (32·32 + 32); MLP: (32·64 + 64) + (64·32 + 32); each LayerNorm: 32 + 32.")
 def _encoder_block_parameters(answer):
-    value = float(answer)
+    value = number(answer)
     want = _block_parameters()
     if value == want - 4 * 32 - 64 - 32:
         return "the attention projections and the MLP layers have biases too."
@@ -36,23 +69,28 @@ def _encoder_block_parameters(answer):
 
 
 @cache
-def _shipped():
-    from helpers.toy_model import load_model
-
-    return load_model()
-
-
-@exercise("10.3", hint="shipped(encode('BEACH')[None]).argmax(-1), keep the first 5 positions, then decode(...).")
-def _reverse_beach(answer):
-    from helpers.toy_model import decode, encode
-
-    if not isinstance(answer, str):
-        return "answer with a string of letters, e.g. the output of decode(...)."
+def _unmasked_predictions() -> torch.Tensor:
+    model = _shipped()
+    x = _held_out()[0]
     with torch.no_grad():
-        want = decode(_shipped()(encode("BEACH")[None]).argmax(-1)[0, :5])
-    if answer.upper() == "BEACH":
-        return "that is the input; run the model and decode its most likely tokens."
-    return answer == want
+        stream = model.tokens(x) + model.positions(torch.arange(x.shape[1]))
+        for block in model.blocks:
+            stream = block(stream, None)  # no padding mask: every query sees every key
+        return model.readout(model.norm(stream)).argmax(-1)
+
+
+@exercise("10.3", hint="run the model's parts by hand (tokens + positions, each block with mask=None, norm, readout), take the argmax, and compare with y_test at the real (non-pad) positions only.")
+def _no_padding_mask(answer):
+    value = number(answer)
+    if 1 < value <= 100:
+        return "give a fraction between 0 and 1, not a percentage."
+    y = _held_out()[1]
+    predicted = _unmasked_predictions()
+    if math.isclose(value, (predicted == y).float().mean().item(), abs_tol=0.005) and not math.isclose(value, _accuracy(predicted), abs_tol=0.005):
+        return "count only the real positions (x_test != PAD): the padding outputs are never used."
+    if math.isclose(value, 1.0, abs_tol=0.005):
+        return "that is the model with its mask; pass mask=None to every block."
+    return math.isclose(value, _accuracy(predicted), abs_tol=0.005)
 
 
 @exercise("10.4", hint="after shipped(encode('FACADE')[None]), take shipped.attention()[1, 0, 1] and average weights[i, 5 - i] for i = 0..5.")
@@ -65,7 +103,7 @@ def _mirror_weight_facade(answer):
     weights = model.attention()[1, 0, 1]  # layer 1, first sequence, head 1
     i = torch.arange(6)
     want = float(weights[i, 5 - i].mean())
-    value = float(answer)
+    value = number(answer)
     wrong_head = float(model.attention()[1, 0, 0][i, 5 - i].mean())
     if not math.isclose(want, wrong_head, abs_tol=1e-3) and math.isclose(value, wrong_head, abs_tol=1e-3):
         return "that is head 0; the question asks for head 1."
@@ -73,3 +111,34 @@ def _mirror_weight_facade(answer):
     if math.isclose(value, diagonal, abs_tol=1e-3):
         return "that is the diagonal (i -> i); the mirror of i is n - 1 - i."
     return math.isclose(value, want, abs_tol=1e-3)
+
+
+@cache
+def _one_layer_accuracy() -> float:
+    from helpers.toy_model import token_accuracy
+
+    return token_accuracy(_shipped(one_layer=True), *_held_out())
+
+
+@exercise("10.5", hint="one = build_model(replace(config, num_layers=1)); train(one, progress=False); then token_accuracy(one, x_test, y_test), a fraction between 0 and 1.")
+def _one_layer(answer):
+    value = number(answer)
+    if 1 < value <= 100:
+        return "give a fraction between 0 and 1, not a percentage."
+    if math.isclose(value, 1.0, abs_tol=0.01):
+        return "that is the two-layer model; build and train one with num_layers=1 (the same 200 steps)."
+    return math.isclose(value, _one_layer_accuracy(), abs_tol=0.03)  # another CPU may round the training differently
+
+
+@exercise("10.6", hint="compare the one-layer model's accuracy position by position, and ask what a query at output position i knows before any attention has run.")
+def _why_one_layer(answer):
+    if not isinstance(answer, str) or answer.strip().lower() not in {"a", "b", "c", "d"}:
+        return 'answer with one letter: "a", "b", "c" or "d".'
+    choice = answer.strip().lower()
+    if choice == "a":
+        return "parameters are not what runs out: the one-layer file's metadata says how the same model does when trained ten times longer."
+    if choice == "c":
+        return "a softmax can put almost all its weight on one key: look at layer 1's heads in section 5."
+    if choice == "d":
+        return "the padding mask is passed to every block; the first layer never looks at padding either."
+    return choice == "b"

@@ -1,8 +1,11 @@
 """Notebook 09's explorer: context length -> memory of the scores and the KV cache, and FLOPs.
 
-Left panel: one layer's score matrices (all heads, if stored) and the whole KV cache,
-against context length, for Llama 2-7B shapes; the chosen length is marked. Right panel:
-where one new token's FLOPs go at that length. All numbers come from ``helpers.scale``.
+Left panel: one layer's score matrices (all heads, if stored: plain attention holds them
+one layer at a time, during prefill) and the whole KV cache (every layer, kept while
+decoding), against context length, for Llama 2-7B shapes; the chosen length is marked.
+Right panel: where one new token's FLOPs go at that length, the attention sublayer's two
+parts (n × n scores and weights × V; Q, K, V, O projections) side by side. All numbers
+come from ``helpers.scale``.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from helpers.widgets import LiveFigure, new_figure
 
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
-PARTS = {  # right panel: FLOP groups and their colours
-    "projections": ("Q, K, V, O projections",),
-    "MLP": ("MLP",),
+GPU_GIB = 80e9 / GIB  # an "80 GB" GPU: 80·10⁹ bytes = 74.5 GiB
+PARTS = {  # right panel: FLOP groups and their colours; the first two make the attention sublayer
     "n × n attention": ("attention scores q·k", "attention weights × V"),
+    "Q, K, V, O projections": ("Q, K, V, O projections",),
+    "MLP": ("MLP",),
     "LM head": ("LM head",),
 }
-COLOURS = ["tab:blue", "tab:orange", "tab:red", "tab:grey"]
+COLOURS = ["tab:red", "lightsalmon", "tab:blue", "tab:grey"]
 
 
 def flop_shares(context: int, shape: DecoderShape = LLAMA2_7B) -> dict[str, float]:
@@ -44,13 +48,13 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     fig = new_figure((10.0, 3.9))
     mem_ax, flop_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.4, 1]})
     lengths = np.array(CONTEXTS, dtype=float)
-    (score_line,) = mem_ax.loglog(lengths, lengths, "o-", ms=3, label=f"score matrix, 1 layer, {shape.n_heads} heads")
-    (kv_line,) = mem_ax.loglog(lengths, lengths, "s-", ms=3, label=f"KV cache, {shape.n_layers} layers")
+    (score_line,) = mem_ax.loglog(lengths, lengths, "o-", ms=3, label=f"score matrix, 1 layer at a time, {shape.n_heads} heads")
+    (kv_line,) = mem_ax.loglog(lengths, lengths, "s-", ms=3, label=f"KV cache, all {shape.n_layers} layers")
     (score_dot,) = mem_ax.plot([1], [1], "o", ms=10, color=score_line.get_color())
     (kv_dot,) = mem_ax.plot([1], [1], "s", ms=10, color=kv_line.get_color())
     cursor = mem_ax.axvline(CONTEXTS[0], color="black", lw=1, ls=":")
-    mem_ax.axhline(80, color="grey", lw=1)
-    mem_ax.text(lengths[0], 110, "80 GB GPU", color="grey", fontsize=8)
+    mem_ax.axhline(GPU_GIB, color="grey", lw=1)
+    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, f"80 GB GPU = {GPU_GIB:.1f} GiB", color="grey", fontsize=8)  # clear of the legend and the start cursor
     mem_ax.set(xlabel="context length n (tokens)", ylabel="GiB", xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=f"{shape.name}: memory")
     mem_ax.legend(loc="upper left", fontsize=8)
 
@@ -73,7 +77,7 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
         kv_gib = np.array([kv_cache_bytes(int(n), model, bytes_per_value) for n in lengths]) / GIB
         score_line.set_ydata(score_gib)
         kv_line.set_ydata(kv_gib)
-        kv_line.set_label(f"KV cache, {shape.n_layers} layers, {kv_heads} KV heads")
+        kv_line.set_label(f"KV cache, all {shape.n_layers} layers, {kv_heads} KV heads")
         mem_ax.legend(loc="upper left", fontsize=8)
         here = CONTEXTS.index(context)
         score_dot.set_data([context], [score_gib[here]])
@@ -85,11 +89,13 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
             bar.set_x(left)
             bar.set_width(value)
             left += value
-        share_text.set_text(f"n × n attention: {shares['n × n attention']:.1f}% at n = {context:,}")
+        sublayer = shares["n × n attention"] + shares["Q, K, V, O projections"]
+        share_text.set_text(f"n = {context:,}: n × n part {shares['n × n attention']:.1f}%, whole attention sublayer {sublayer:.1f}%")
         return {
             "score matrix, 1 layer (GiB)": float(score_gib[here]),
             "KV cache, all layers (GiB)": float(kv_gib[here]),
-            "attention share of FLOPs (%)": round(shares["n × n attention"], 2),
+            "n × n part of FLOPs (%)": round(shares["n × n attention"], 2),
+            "attention sublayer of FLOPs (%)": round(sublayer, 2),
             "GFLOPs per token": round(sum(flops_per_token(context, model).values()) / 1e9, 2),
         }
 

@@ -43,7 +43,7 @@ def trained_explorer(model: ToyReverser | None = None, untrained: ToyReverser | 
         labels = [VOCAB[int(i)] for i in x]
         return HeatmapFrame(
             attention[layer, head],
-            [f"{i}:{t}" for i, t in enumerate(labels)],
+            [f"out {i}" for i in range(len(labels))],
             labels,
             mask=(real[:, None] & real[None, :]).numpy(),
             readouts={
