@@ -1,0 +1,70 @@
+"""Notebook 10b's explorer: the trained decoder's heads on one repeated sequence, and what it predicts.
+
+Loads the committed weights (``data/induction_2layer.safetensors``, no pickle) at once.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import torch
+
+from helpers.induction import (
+    LETTERS,
+    TinyDecoder,
+    load_model,
+    prefix_matching_score,
+    previous_token_score,
+    repeated_sequence,
+)
+from helpers.masks import causal_mask
+from helpers.widgets import HeatmapFrame, LiveHeatmap
+
+
+def run_sequence(model: TinyDecoder, period: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One repeated sequence (n,), the model's attention (layers, h, n, n) and predictions (n,)."""
+    x = repeated_sequence(period, seed, model.config)
+    with torch.no_grad():
+        predicted = model(x[None]).argmax(dim=-1)[0]
+    return x, model.attention()[:, 0], predicted
+
+
+def induction_explorer(model: TinyDecoder | None = None) -> LiveHeatmap:
+    """Sequence seed and period, layer, head -> that head's attention; rows say 'token → prediction'."""
+    model = model if model is not None else load_model()
+    config = model.config
+    n = config.n
+    mask = causal_mask(n).numpy()
+    runs: dict[tuple[int, int], tuple] = {}  # (period, seed) -> run_sequence's result: moving layer or head reruns nothing
+
+    def compute(seed, period, layer, head):
+        if (period, seed) not in runs:
+            runs[period, seed] = run_sequence(model, period, seed)
+        x, attention, predicted = runs[period, seed]
+        weights = attention[layer, head]  # (n, n)
+        letters = [LETTERS[int(t)] for t in x]
+        correct = (predicted[period:-1] == x[period + 1 :]).float().mean().item()
+        return HeatmapFrame(
+            weights.numpy(),
+            [f"{t}→{LETTERS[int(p)]}" for t, p in zip(letters, predicted, strict=True)],
+            letters,
+            mask=mask,
+            readouts={
+                "block repeated": "".join(letters[:period]),
+                "predictions on the repeats": "".join(LETTERS[int(p)] for p in predicted[period:-1]),
+                "accuracy on the repeats": round(correct, 3),
+                "previous-token score": round(previous_token_score(weights).item(), 3),
+                "prefix-matching score": round(prefix_matching_score(weights[None, None], x[None]).item(), 3),
+            },
+            title=f"layer {layer}, head {head}, period {period}",
+        )
+
+    return LiveHeatmap(
+        compute,
+        {
+            "seed": widgets.IntSlider(value=0, min=0, max=9, description="sequence"),
+            "period": widgets.IntSlider(value=n // 2, min=config.min_period, max=config.max_period, description="period P"),
+            "layer": widgets.ToggleButtons(options=[(f"layer {i}", i) for i in range(config.num_layers)], value=config.num_layers - 1, description="layer"),
+            "head": widgets.ToggleButtons(options=[(f"head {i}", i) for i in range(config.num_heads)], value=0, description="head"),
+        },
+        figsize=(6.4, 5.6),
+    )

@@ -1,0 +1,432 @@
+"""Notebook 10b's decoder: a two-layer causal language model that learns induction heads.
+
+The task: a sequence is a block of P different letters in random order, repeated until it is
+n tokens long (P = n / 2: the second half repeats the first). A model that predicts the next
+token can only guess during the first pass; from position P on, the next token is the one
+that followed the previous occurrence of the current token, *if* the model can find it.
+
+- :class:`InductionConfig`, :func:`make_batch`, :func:`repeated_sequence`: the data.
+- :class:`TinyDecoder`: token + learned position embeddings, pre-norm
+  :class:`helpers.EncoderBlock` s with a causal mask (a decoder-only block is an encoder
+  block that may not look ahead), final :class:`helpers.LayerNorm`, linear read-out.
+- :func:`previous_token_score`, :func:`prefix_matching_score`: what a head attends to.
+- :func:`ablate_heads`: a copy of a model with some heads' outputs removed.
+- :func:`generate`: greedy or temperature sampling, with a KV cache or by full recompute.
+- :func:`train`, :func:`save_model`, :func:`load_model`: ``scripts/train_induction.py``
+  writes ``data/induction_2layer.safetensors`` and ``data/induction_1layer.safetensors``
+  (weights plus the training curve; no pickle).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import save_file
+from torch import nn
+from tqdm import tqdm
+
+from .attention import scaled_dot_product_attention
+from .data import DATA_DIR
+from .layers import EncoderBlock, LayerNorm, merge_heads, split_heads
+from .masks import causal_mask
+from .scale import KVCache
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+WEIGHTS = {2: "induction_2layer.safetensors", 1: "induction_1layer.safetensors"}
+CURVE = "curve/"  # prefix of the training-curve tensors stored beside the weights
+
+
+@dataclass(frozen=True)
+class InductionConfig:
+    """Sizes of the model and the task, and the seeds and schedule that train it."""
+
+    n: int = 32  # tokens per sequence (and the longest context the positions cover)
+    min_period: int = 4
+    max_period: int = 16
+    vocab_size: int = 26  # the letters A-Z
+    d_model: int = 48
+    num_heads: int = 2
+    num_layers: int = 2
+    d_ff: int = 96
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 2e-3
+    weight_decay: float = 0.01
+    init_seed: int = 0
+    data_seed: int = 1
+    eval_every: int = 25  # steps between the held-out evaluations stored in the curve
+
+
+# --- data ---------------------------------------------------------------------------
+
+
+def repeated_sequence(period: int, seed: int, config: InductionConfig = InductionConfig()) -> torch.Tensor:
+    """One sequence: ``period`` different random letters, repeated to n tokens. Shape (n,)."""
+    if not isinstance(period, int) or not 1 <= period <= min(config.n, config.vocab_size):
+        raise ValueError(f"period must be an integer from 1 to {min(config.n, config.vocab_size)}, got {period!r}")
+    generator = torch.Generator().manual_seed(seed)
+    block = torch.randperm(config.vocab_size, generator=generator)[:period]
+    return block[torch.arange(config.n) % period]
+
+
+def make_batch(batch_size: int, generator: torch.Generator, config: InductionConfig = InductionConfig()):
+    """(x, periods): x (B, n) token ids, each row a random block of P letters repeated; periods (B,)."""
+    periods = torch.randint(config.min_period, config.max_period + 1, (batch_size,), generator=generator)
+    blocks = torch.rand(batch_size, config.vocab_size, generator=generator).argsort(dim=-1)  # a permutation per row
+    positions = torch.arange(config.n)[None, :] % periods[:, None]  # (B, n): which block letter
+    return blocks.gather(1, positions), periods
+
+
+def repeat_mask(periods: torch.Tensor, n: int) -> torch.Tensor:
+    """(B, n) bool: True at query positions i >= P, where the current token has been seen before."""
+    return torch.arange(n)[None, :] >= periods[:, None]
+
+
+def decode(ids) -> str:
+    """Token ids -> letters."""
+    return "".join(LETTERS[int(i)] for i in ids)
+
+
+def encode(text: str) -> torch.Tensor:
+    """Letters A-Z -> token ids, shape (len(text),)."""
+    if not isinstance(text, str) or not text or any(c not in LETTERS for c in text):
+        raise ValueError(f"text must be capital letters A-Z, got {text!r}")
+    return torch.tensor([LETTERS.index(c) for c in text])
+
+
+# --- model --------------------------------------------------------------------------
+
+
+class TinyDecoder(nn.Module):
+    """Embeddings + learned positions -> causal EncoderBlocks (pre-norm) -> LayerNorm -> logits.
+
+    After a forward pass, ``blocks[l].attn_weights`` holds layer l's weights (B, h, n, n).
+    """
+
+    def __init__(self, config: InductionConfig = InductionConfig()) -> None:
+        super().__init__()
+        self.config = config
+        self.tokens = nn.Embedding(config.vocab_size, config.d_model)
+        self.positions = nn.Embedding(config.n, config.d_model)
+        self.blocks = nn.ModuleList(
+            EncoderBlock(config.d_model, config.num_heads, config.d_ff, norm_first=True) for _ in range(config.num_layers)
+        )
+        self.norm = LayerNorm(config.d_model)
+        self.readout = nn.Linear(config.d_model, config.vocab_size)
+
+    def _check_ids(self, ids: torch.Tensor, start: int = 0) -> None:
+        if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
+            shape = f"{ids.dtype} of shape {tuple(ids.shape)}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise ValueError(f"ids must be (B, n) integer token ids, got {shape}")
+        if start + ids.shape[1] > self.config.n:
+            raise ValueError(f"positions {start}..{start + ids.shape[1] - 1} exceed the model's {self.config.n} positions")
+
+    def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """(B, n_new) ids at positions start.. -> (B, n_new, d_model)."""
+        return self.tokens(ids) + self.positions(torch.arange(start, start + ids.shape[1]))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """ids: (B, n) token ids -> logits (B, n, vocab); position i predicts token i + 1."""
+        self._check_ids(ids)
+        x = self.embed(ids)  # (B, n, d_model)
+        mask = causal_mask(ids.shape[1])  # (n, n): query i sees keys 0..i
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.readout(self.norm(x))
+
+    def attention(self) -> torch.Tensor:
+        """Weights of the last forward pass, stacked: (layers, B, h, n, n)."""
+        return torch.stack([block.attn_weights for block in self.blocks])
+
+    def forward_cached(self, ids: torch.Tensor, caches: list[KVCache]) -> torch.Tensor:
+        """The new tokens ids (B, n_new), attending to themselves and to what ``caches`` hold.
+
+        Appends the new keys and values to each layer's cache; returns logits (B, n_new, vocab).
+        """
+        start = len(caches[0])
+        self._check_ids(ids, start)
+        x = self.embed(ids, start)  # (B, n_new, d_model)
+        for block, cache in zip(self.blocks, caches, strict=True):
+            x = x + cached_attention(block.self_attn, block.norm1(x), cache)
+            x = x + block.ffn(block.norm2(x))
+        return self.readout(self.norm(x))
+
+
+def decode_mask(n_new: int, n_total: int) -> torch.Tensor:
+    """(n_new, n_total) bool: the last n_new rows of ``causal_mask(n_total)``.
+
+    New query q sits at position n_total - n_new + q and sees keys 0..that position. (PyTorch's
+    ``is_causal=True`` aligns its triangle to the top-left corner instead, which is only right
+    when n_new == n_total.)
+    """
+    return causal_mask(n_total)[n_total - n_new :]
+
+
+def cached_attention(attn, x: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    """A :class:`helpers.MultiHeadAttention` for new tokens x (B, n_new, d_model) with a KV cache."""
+    q = split_heads(attn.w_q(x), attn.num_heads)  # (B, h, n_new, d_k)
+    k, v = cache.append(split_heads(attn.w_k(x), attn.num_heads), split_heads(attn.w_v(x), attn.num_heads))
+    out, _ = scaled_dot_product_attention(q, k, v, mask=decode_mask(x.shape[1], k.shape[-2]))
+    return attn.w_o(merge_heads(out))  # (B, n_new, d_model)
+
+
+def build_model(config: InductionConfig = InductionConfig()) -> TinyDecoder:
+    """A freshly initialised model: the same numbers every time for the same init_seed."""
+    torch.manual_seed(config.init_seed)
+    return TinyDecoder(config).eval()
+
+
+# --- what the heads do --------------------------------------------------------------
+
+
+def _check_weights(weights: torch.Tensor) -> None:
+    if not isinstance(weights, torch.Tensor) or weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        shape = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__
+        raise ValueError(f"weights must be (..., n, n) self-attention weights, got {shape}")
+
+
+def previous_token_score(weights: torch.Tensor) -> torch.Tensor:
+    """Mean weight query i puts on key i - 1 (i = 1..n-1). weights (..., n, n) -> (...)."""
+    _check_weights(weights)
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1)
+
+
+def prefix_targets(tokens: torch.Tensor) -> torch.Tensor:
+    """(..., n) ids -> (..., n, n) bool: key j + 1 is a target of query i when j < i and x_j = x_i.
+
+    The key *after* an earlier occurrence of the current token: where an induction head looks.
+    """
+    n = tokens.shape[-1]
+    earlier = (tokens[..., :, None] == tokens[..., None, :]) & torch.ones(n, n, dtype=torch.bool).tril(-1)
+    return F.pad(earlier, (1, 0))[..., :, :n]  # shift the matches one key to the right
+
+
+def prefix_matching_score(weights: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Weight on :func:`prefix_targets`, averaged over the queries that have one.
+
+    weights (..., B, h, n, n) or (B, h, n, n); tokens (B, n) -> score per head (..., h).
+    """
+    _check_weights(weights)
+    if tokens.ndim != 2 or weights.shape[-1] != tokens.shape[-1] or weights.shape[-4] != tokens.shape[0]:
+        raise ValueError(f"weights (..., B, h, n, n) and tokens (B, n) disagree: {tuple(weights.shape)}, {tuple(tokens.shape)}")
+    targets = prefix_targets(tokens)[:, None]  # (B, 1, n, n)
+    has_target = targets.any(dim=-1)  # (B, 1, n)
+    per_query = (weights * targets).sum(dim=-1)  # (..., B, h, n)
+    return (per_query * has_target).sum(dim=(-3, -1)) / has_target.sum()
+
+
+def head_scores(model: TinyDecoder, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Run the model on x (B, n); each score per head, shape (layers, h)."""
+    with torch.no_grad():
+        model(x)
+    weights = model.attention()  # (L, B, h, n, n)
+    return {
+        "previous-token": previous_token_score(weights).mean(dim=1),
+        "prefix-matching": prefix_matching_score(weights, x),
+    }
+
+
+def ablate_heads(model: TinyDecoder, heads: list[tuple[int, int]]) -> TinyDecoder:
+    """A copy of ``model`` whose listed (layer, head) pairs add nothing to the residual stream.
+
+    Zeroes the head's d_k columns of W_O, so its output never reaches the next layer.
+    """
+    ablated = copy.deepcopy(model)
+    d_k = model.config.d_model // model.config.num_heads
+    for layer, head in heads:
+        if not (0 <= layer < model.config.num_layers and 0 <= head < model.config.num_heads):
+            raise ValueError(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads")
+        with torch.no_grad():
+            ablated.blocks[layer].self_attn.w_o.weight[:, head * d_k : (head + 1) * d_k] = 0
+    return ablated
+
+
+def split_metrics(model: TinyDecoder, x: torch.Tensor, periods: torch.Tensor) -> dict[str, float]:
+    """Loss and accuracy of the next-token prediction on the first pass (i < P) and the repeats."""
+    with torch.no_grad():
+        logits = model(x)[:, :-1]  # position i predicts token i + 1
+    target = x[:, 1:]
+    loss = F.cross_entropy(logits.transpose(1, 2), target, reduction="none")  # (B, n - 1)
+    correct = (logits.argmax(dim=-1) == target).float()
+    repeat = repeat_mask(periods, x.shape[1])[:, :-1]
+    return {
+        "loss, first pass": loss[~repeat].mean().item(),
+        "loss, repeats": loss[repeat].mean().item(),
+        "accuracy, first pass": correct[~repeat].mean().item(),
+        "accuracy, repeats": correct[repeat].mean().item(),
+    }
+
+
+def held_out_set(config: InductionConfig = InductionConfig(), size: int = 1000, seed: int = 1234):
+    """Held-out sequences (a seed the training never uses): (x, periods)."""
+    return make_batch(size, torch.Generator().manual_seed(seed), config)
+
+
+# --- generation ---------------------------------------------------------------------
+
+
+def _next_token(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
+    """(B, vocab) logits -> (B, 1) ids: argmax at temperature 0, else a sample of softmax(logits / T)."""
+    if temperature == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator)
+
+
+def generate(
+    model: TinyDecoder,
+    prompt: torch.Tensor,
+    new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> torch.Tensor:
+    """Continue ``prompt`` (B, n_p) by ``new_tokens`` tokens: (B, n_p + new_tokens) ids.
+
+    temperature 0 = greedy. With ``use_cache`` each step feeds only the newest token and
+    reuses every earlier key and value (one :class:`helpers.scale.KVCache` per layer);
+    without it, each step runs the whole sequence again. Both draw from the same seeded
+    generator, so they give the same tokens when their logits agree.
+    """
+    if not isinstance(temperature, (int, float)) or temperature < 0:
+        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+    model._check_ids(prompt)
+    if prompt.shape[1] + new_tokens > model.config.n:
+        raise ValueError(f"prompt {prompt.shape[1]} + {new_tokens} new tokens exceed the model's {model.config.n} positions")
+    generator = torch.Generator().manual_seed(seed)
+    out = prompt
+    caches = [KVCache() for _ in model.blocks]
+    with torch.no_grad():
+        step_input = prompt
+        for _ in range(new_tokens):
+            logits = model.forward_cached(step_input, caches) if use_cache else model(out)
+            token = _next_token(logits[:, -1], temperature, generator)
+            out = torch.cat([out, token], dim=1)
+            step_input = token
+    return out
+
+
+# --- training, saving, loading -----------------------------------------------------
+
+
+def train(model: TinyDecoder, progress: bool = True) -> dict[str, torch.Tensor]:
+    """AdamW with warm-up and cosine decay, next-token cross-entropy on every position.
+
+    Returns the training curve: per step the loss on the first pass and on the repeats;
+    every ``eval_every`` steps each head's scores on a held-out batch. Deterministic for a
+    given config on one thread.
+    """
+    config = model.config
+    generator = torch.Generator().manual_seed(config.data_seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    warmup = max(1, config.steps // 20)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / config.steps))
+    )
+    probe, _ = held_out_set(config, size=64, seed=99)
+    first, repeats, evals = [], [], []
+    for step in tqdm(range(config.steps), desc="training", disable=not progress, mininterval=0.5):
+        if step % config.eval_every == 0:
+            model.eval()
+            evals.append(torch.stack(list(head_scores(model, probe).values())))
+        model.train()
+        x, periods = make_batch(config.batch_size, generator, config)
+        loss = F.cross_entropy(model(x)[:, :-1].transpose(1, 2), x[:, 1:], reduction="none")  # (B, n - 1)
+        repeat = repeat_mask(periods, config.n)[:, :-1]
+        optimizer.zero_grad()
+        loss.mean().backward()
+        optimizer.step()
+        schedule.step()
+        first.append(loss[~repeat].mean().item())
+        repeats.append(loss[repeat].mean().item())
+    model.eval()
+    return {
+        "loss_first_pass": torch.tensor(first),
+        "loss_repeats": torch.tensor(repeats),
+        "eval_steps": torch.arange(0, config.steps, config.eval_every),
+        "head_scores": torch.stack(evals),  # (evals, 2 scores, L, h)
+    }
+
+
+def train_and_time(config: InductionConfig, progress: bool = True):
+    """Build and train on one thread: (model, curve, wall seconds, CPU seconds)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = build_model(config)
+        wall, cpu = time.perf_counter(), time.process_time()
+        curve = train(model, progress=progress)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        torch.set_num_threads(threads)
+    return model, curve, wall, cpu
+
+
+def save_model(model: TinyDecoder, curve: dict[str, torch.Tensor], path: str | Path, **metadata: str) -> None:
+    """Weights and the training curve as safetensors, the config as JSON metadata (no pickle)."""
+    tensors = {k: v.contiguous() for k, v in model.state_dict().items()}
+    tensors |= {CURVE + k: v.contiguous() for k, v in curve.items()}
+    meta = {"config": json.dumps(asdict(model.config)), **{k: str(v) for k, v in metadata.items()}}
+    save_file(tensors, str(path), metadata=meta)
+
+
+def _path(num_layers: int | str | Path) -> Path:
+    if isinstance(num_layers, int):
+        if num_layers not in WEIGHTS:
+            raise ValueError(f"shipped models have {sorted(WEIGHTS)} layers, got {num_layers}")
+        path = DATA_DIR / WEIGHTS[num_layers]
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing; run `python scripts/train_induction.py` to make it")
+        return path
+    return Path(num_layers)
+
+
+def load_model(num_layers: int | str | Path = 2) -> TinyDecoder:
+    """The committed trained model with 2 (or 1) layers, or one saved at a path."""
+    with safe_open(str(_path(num_layers)), framework="pt") as f:
+        config = InductionConfig(**json.loads(f.metadata()["config"]))
+        state = {k: f.get_tensor(k) for k in f.keys() if not k.startswith(CURVE)}
+    model = TinyDecoder(config)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def load_curve(num_layers: int | str | Path = 2) -> dict[str, torch.Tensor]:
+    """The training curve stored with the weights (see :func:`train`)."""
+    with safe_open(str(_path(num_layers)), framework="pt") as f:
+        return {k.removeprefix(CURVE): f.get_tensor(k) for k in f.keys() if k.startswith(CURVE)}
+
+
+def load_metadata(num_layers: int | str | Path = 2) -> dict[str, str]:
+    """The strings stored beside the weights (config, training time, torch version)."""
+    with safe_open(str(_path(num_layers)), framework="pt") as f:
+        return dict(f.metadata())
+
+
+def one_layer(config: InductionConfig = InductionConfig()) -> InductionConfig:
+    """The control: the same model and training with a single layer."""
+    return replace(config, num_layers=1)
+
+
+def smooth(values: torch.Tensor, window: int = 25) -> np.ndarray:
+    """Moving average over ``window`` steps (the first window - 1 steps average what exists)."""
+    values = np.asarray(values, dtype=np.float64)
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    starts = np.maximum(np.arange(1, len(values) + 1) - window, 0)
+    return (sums[1:] - sums[starts]) / (np.arange(1, len(values) + 1) - starts)
+
+
+def bump_step(loss: torch.Tensor, window: int = 25) -> int:
+    """The step where the smoothed loss falls fastest: the middle of the induction bump."""
+    smoothed = smooth(loss, window)
+    drop = smoothed[window:] - smoothed[:-window]  # change over the window ending at step k + window
+    return int(np.argmin(drop))  # trailing averages: the fastest fall is centred near step k
