@@ -26,6 +26,8 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# The Korean edition shares its code with the English one: the browser tests open its 03.
+KOREAN_IN_BROWSER = ["ko/03_scaling_sqrt_dk.ipynb"]
 
 
 def free_port() -> int:
@@ -46,8 +48,10 @@ def has_widget(notebook: Path) -> bool:
 
 
 def widget_notebooks(root: Path = NOTEBOOKS) -> list[Path]:
-    """Every notebook (chapters and solutions) with a widget output, relative to ``root``."""
+    """Every notebook (chapters and solutions, both editions) with a widget output, relative
+    to ``root``."""
     found = sorted(root.glob("*.ipynb")) + sorted(root.glob("solutions/*.ipynb"))
+    found += [root / name for name in KOREAN_IN_BROWSER if (root / name).exists()]
     return [path.relative_to(root) for path in found if has_widget(path)]
 
 
@@ -71,14 +75,18 @@ def _die_with_parent() -> None:
 
 
 class JupyterLab:
-    """A JupyterLab server on 127.0.0.1, a random free port and a random token.
+    """A JupyterLab (or, with ``app="notebook"``, a Jupyter Notebook 7) server on 127.0.0.1,
+    a random free port and a random token.
 
     All of its state (config, runtime files, workspaces, user settings) lives in a temporary
     folder; :meth:`stop` stops the server and every process it started (kernels), by PID.
     """
 
     def __init__(self, root: Path, *, python: str = sys.executable, startup_timeout: float = 90.0,
-                 config: Path | None = None) -> None:
+                 config: Path | None = None, app: str = "jupyterlab") -> None:
+        if app not in ("jupyterlab", "notebook"):
+            raise ValueError(f"app must be 'jupyterlab' or 'notebook', got {app!r}")
+        self.app = app
         self.root = Path(root)
         self.config = config  # an extra jupyter_server_config.py to try a setting; None: stock
         self.python = python
@@ -118,8 +126,9 @@ class JupyterLab:
             MPLBACKEND="module://matplotlib_inline.backend_inline",
             PYTHONUNBUFFERED="1",
         )
+        settings_app = "LabApp" if self.app == "jupyterlab" else "JupyterNotebookApp"
         command = [
-            self.python, "-m", "jupyterlab",
+            self.python, "-m", self.app,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
@@ -127,8 +136,8 @@ class JupyterLab:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
             "--ServerApp.open_browser=False",
-            f"--LabApp.user_settings_dir={self._write_settings()}",
-            f"--LabApp.workspaces_dir={self.state / 'workspaces'}",
+            f"--{settings_app}.user_settings_dir={self._write_settings()}",
+            f"--{settings_app}.workspaces_dir={self.state / 'workspaces'}",
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root
             command.append("--allow-root")

@@ -16,6 +16,8 @@ from playwright.sync_api import Locator, Page
 from e2e.jupyter_server import JupyterLab
 
 KERNEL_STATUS = "#jp-main-statusbar span.jp-StatusBar-TextItem[title^='Change kernel']"
+# Jupyter Notebook 7 has no status bar: its toolbar's execution indicator says "Kernel status: Idle".
+NOTEBOOK7_STATUS = ".jp-Notebook-ExecutionIndicator-tooltip"
 # A displayed widget (JupyterLab sets no data-mime-type on widget outputs).
 WIDGET_OUTPUT = ".jp-Notebook .jp-OutputArea-output:has(> .jupyter-widgets)"
 
@@ -48,8 +50,18 @@ async (root) => {
 """
 
 
+def in_notebook7(page: Page) -> bool:
+    """True on a Jupyter Notebook 7 page (``/notebooks/...``), False in JupyterLab (``/lab/...``)."""
+    return "/notebooks/" in page.url
+
+
 def kernel_status(page: Page) -> str:
-    """The status bar's kernel item, e.g. 'Python 3 (ipykernel) | Idle'."""
+    """The kernel's state as JupyterLab's status bar words it, e.g. 'Python 3 (ipykernel) | Idle'
+    (in Notebook 7, read from the toolbar's execution indicator)."""
+    if in_notebook7(page):
+        text = page.locator(NOTEBOOK7_STATUS).first.text_content(timeout=60_000) or ""
+        state = text.split("Kernel status:")[-1].split("Executed")[0].strip()
+        return f"Notebook 7 | {state}"
     return page.locator(KERNEL_STATUS).inner_text(timeout=60_000)
 
 
@@ -73,11 +85,21 @@ def wait_kernel_idle(page: Page, timeout: float = 120.0, settle: float = 0.5) ->
 
 def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
     """Open ``path`` (relative to the served folder) in a fresh workspace; wait for an idle kernel."""
-    workspace = "e2e-" + re.sub(r"[^A-Za-z0-9]+", "-", path)
-    page.goto(lab.url(f"/lab/workspaces/{workspace}/tree/{path}", reset=""))
+    if lab.app == "notebook":  # Jupyter Notebook 7: one notebook per page, no file browser
+        page.goto(lab.url(f"/notebooks/{path}"))
+    else:
+        workspace = "e2e-" + re.sub(r"[^A-Za-z0-9]+", "-", path)
+        page.goto(lab.url(f"/lab/workspaces/{workspace}/tree/{path}", reset=""))
     notebook = page.locator(".jp-NotebookPanel .jp-Notebook").first
     notebook.wait_for(state="visible", timeout=90_000)
-    page.keyboard.press("Control+b")  # hide the file browser: more room for the notebook
+    if lab.app == "jupyterlab":
+        page.keyboard.press("Control+b")  # hide the file browser: more room for the notebook
+    else:  # Notebook 7 says Idle before its kernel exists: wait for the kernel and the cells
+        deadline = time.monotonic() + 90
+        while not (lab.api("GET", "/api/kernels") and code_prompts(page)):
+            if time.monotonic() > deadline:
+                raise TimeoutError("Notebook 7 started no kernel within 90 s")
+            time.sleep(0.25)
     wait_kernel_idle(page)
     return notebook
 
@@ -91,7 +113,7 @@ def run_all(page: Page, timeout: float = 180.0) -> float:
     kernel is idle. Returns the seconds it took. (After an error the cells below it stay
     unrun: :func:`unrun_cells` tells.)"""
     start = time.monotonic()
-    page.locator("#jp-menu-panel .lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
     page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     deadline = start + timeout
     while time.monotonic() < deadline:
@@ -176,6 +198,18 @@ def step_slider(control: Control, direction: int | None = None) -> str:
     key = "ArrowRight" if direction > 0 else "ArrowLeft"
     handle.press(key)
     return key
+
+
+def type_slider_value(control: Control, text: str) -> str:
+    """Type a value into a slider's readout box and press Enter, as a learner can. (Notebook 7
+    keeps the keyboard focus on the active cell, so arrow keys never reach a slider's handle.)"""
+    readout = control.locator.locator(".widget-readout").first
+    readout.click()
+    page = control.locator.page
+    page.keyboard.press("Control+a")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+    return f"typed {text}"
 
 
 def change(control: Control) -> str:

@@ -14,6 +14,7 @@ so no second execution is needed.
     python scripts/translations.py prune              # drop translations of deleted cells
     python scripts/translations.py build              # write notebooks/ko/ (fails if out of date)
     python scripts/translations.py build --check      # exit 1 if notebooks/ko/ is not up to date
+    python scripts/translations.py build --only notebooks/03_scaling_sqrt_dk.ipynb   # preview one
 """
 
 from __future__ import annotations
@@ -211,11 +212,9 @@ def export(paths: list[Path], everything: bool) -> list[dict]:
 def import_items(items: list[dict]) -> list[str]:
     """Store filled-in work items; returns what was refused and why."""
     refused, table, by_notebook = [], load_catalog(), {}
+    messages = {item["message"]: item["ko"] for item in items if "message" in item and item.get("ko", "").strip()}
     for item in items:
-        if not item.get("ko", "").strip():
-            continue
-        if "message" in item:
-            table[item["message"]] = item["ko"]
+        if "message" in item or not item.get("ko", "").strip():
             continue
         by_notebook.setdefault(item["notebook"], []).append(item)
     for name, group in by_notebook.items():
@@ -231,7 +230,8 @@ def import_items(items: list[dict]) -> list[str]:
             else:
                 store[item["id"]] = {"en_sha": digest(cell.source), "ko": item["ko"]}
         save_store(notebook, store)
-    save_catalog(table)
+    if messages:
+        save_catalog(table | messages)
     return refused
 
 
@@ -263,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("prune")
     bu = sub.add_parser("build")
     bu.add_argument("--check", action="store_true")
+    bu.add_argument("--only", nargs="+", type=Path, metavar="NOTEBOOK",
+                    help="preview: build just these English notebooks' twins (their prose must be complete)")
     args = parser.parse_args(argv)
 
     if args.command == "export":
@@ -279,6 +281,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"removed {prune()} translations of cells or messages that no longer exist")
         return 0
     problems = all_problems(check_built=args.command == "build" and args.check or args.command == "status")
+    if args.command == "build" and args.only:
+        for notebook in (p.resolve() for p in args.only):
+            gaps = [p for p in prose_problems(notebook) if p.kind != "orphan"]
+            if gaps:
+                print("\n".join(str(p) for p in gaps))
+                return 1
+            edition_path(notebook).parent.mkdir(parents=True, exist_ok=True)
+            edition_path(notebook).write_text(serialise(build_one(notebook)), encoding="utf-8")
+            print(f"built ko/{rel(notebook)}")
+        return 0
     if args.command == "build" and not args.check:
         if problems:
             print("cannot build the Korean edition:\n" + "\n".join(f"  {p}" for p in problems))
