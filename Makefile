@@ -20,9 +20,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
+# The Korean edition: make lab LANG=ko (a Korean locale, LANG=ko_KR.UTF-8, opens it too).
+KOREAN := $(if $(filter ko%,$(LANG)),ko/)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --notebook-dir=notebooks $(ROOT_FLAG) \
-		--LabApp.default_url=/lab/tree/00_start_here.ipynb
+	$(if $(filter ko,$(LANG)),env -u LANG) $(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
+		--notebook-dir=notebooks $(ROOT_FLAG) --LabApp.default_url=/lab/tree/$(KOREAN)00_start_here.ipynb
 
 # Two workers, one file each at a time (a notebook's cells must stay in one kernel);
 # one thread per worker so the two do not fight over the two cores.
