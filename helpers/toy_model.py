@@ -110,10 +110,10 @@ class ToyReverser(nn.Module):
         if x.shape[1] > self.config.max_len:
             raise ValueError(f"sequences of at most {self.config.max_len} tokens, got {x.shape[1]}")
         mask = padding_mask(x, PAD)  # (B, 1, 1, n): no query looks at padding
-        h = self.tokens(x) + self.positions(torch.arange(x.shape[1]))
+        stream = self.tokens(x) + self.positions(torch.arange(x.shape[1]))  # the residual stream (B, n, d_model)
         for block in self.blocks:
-            h = block(h, mask)
-        return self.readout(self.norm(h))
+            stream = block(stream, mask)
+        return self.readout(self.norm(stream))
 
     def attention(self) -> torch.Tensor:
         """Weights of the last forward pass, stacked: (layers, B, heads, n, n)."""
