@@ -29,8 +29,8 @@ def prefix_score(removed) -> float:
     return head_scores(ablate_heads(MODEL, removed), X_TEST)["prefix-matching"][1, IND].item()
 
 
-def period_20(first: int) -> float:
-    ids = torch.stack([repeated_sequence(20, seed) for seed in range(50)])
+def period_17(first: int) -> float:
+    ids = torch.stack([repeated_sequence(17, seed) for seed in range(50)])
     with torch.no_grad():
         predicted = MODEL(ids).argmax(dim=-1)[:, first:31]
     return (predicted == ids[:, first + 1 :]).float().mean().item()
@@ -42,11 +42,11 @@ def sampled(temperature: float) -> float:
     return torch.stack(runs).float().mean().item()
 
 
-RIGHT = {"10b.1": kayak(), "10b.2": prefix_score([(0, PREV)]), "10b.3": period_20(20), "10b.4": sampled(1.5)}
+RIGHT = {"10b.1": kayak(), "10b.2": prefix_score([(0, PREV)]), "10b.3": period_17(17), "10b.4": sampled(1.5)}
 WRONG = {
     "10b.1": [w for w in ["YAKKA", "KAYAKKA" + kayak(), kayak()[:4], 5] if w != kayak()],
     "10b.2": [prefix_score([]), prefix_score([(0, 0), (0, 1)]), 0.0],
-    "10b.3": [period_20(0), 1.0 if period_20(20) < 0.999 else 0.0, period_20(20) * 550],
+    "10b.3": [period_17(0), 1.0, period_17(17) * 700],
     "10b.4": [sampled(0.0), sampled(1.5) * 400, 0.0],
 }
 

@@ -70,24 +70,24 @@ def _composition(answer):
     return math.isclose(value, want, abs_tol=1e-3)
 
 
-def _period_20_accuracy(first: int) -> float:
+def _period_17_accuracy(first: int) -> float:
     from helpers.induction import repeated_sequence
 
     model = _shipped()
-    ids = torch.stack([repeated_sequence(20, seed, model.config) for seed in range(50)])
+    ids = torch.stack([repeated_sequence(17, seed, model.config) for seed in range(50)])
     with torch.no_grad():
         predicted = model(ids).argmax(dim=-1)[:, :-1]
     return (predicted == ids[:, 1:])[:, first:].float().mean().item()
 
 
-@exercise("10b.3", hint="ids = torch.stack([repeated_sequence(20, s) for s in range(50)]); compare shipped(ids).argmax(-1)[:, 20:31] with ids[:, 21:].")
+@exercise("10b.3", hint="ids = torch.stack([repeated_sequence(17, s) for s in range(50)]); compare shipped(ids).argmax(-1)[:, 17:31] with ids[:, 18:].")
 def _long_period(answer):
     value = number(answer)
     if value > 1:
         return "give the accuracy as a fraction between 0 and 1."
-    if math.isclose(value, _period_20_accuracy(0), abs_tol=1e-4):
-        return "that counts every position; only the repeats (i = 20..30) can be predicted from the context."
-    return math.isclose(value, _period_20_accuracy(20), abs_tol=1e-4)
+    if math.isclose(value, _period_17_accuracy(0), abs_tol=1e-4):
+        return "that counts every position; only the repeats (i = 17..30) can be predicted from the context."
+    return math.isclose(value, _period_17_accuracy(17), abs_tol=1e-4)
 
 
 def _sampled_fraction(temperature: float) -> float:

@@ -17,7 +17,28 @@ from helpers.induction import (
     repeated_sequence,
 )
 from helpers.masks import causal_mask
+from helpers.plots import mask_overlay
 from helpers.widgets import HeatmapFrame, LiveHeatmap
+
+
+class CausalHeatmap(LiveHeatmap):
+    """A LiveHeatmap of n × n causal attention whose hatched future is drawn once.
+
+    The hatching goes into the static background (not redrawn per update, which halves the
+    update time); frames leave the future cells NaN, which the heatmap draws transparent.
+    """
+
+    def __init__(self, compute, controls, n: int, **kwargs) -> None:
+        self.n = n
+        self.future = None
+        super().__init__(compute, controls, **kwargs)
+
+    def _draw_frame(self, **values):
+        if self.future is None:  # before the first draw, so the background includes it
+            blocked = ~causal_mask(self.n).numpy()
+            extent = (-0.5, self.n - 0.5, self.n - 0.5, -0.5)
+            self.future = self.ax.imshow(mask_overlay(blocked), extent=extent, interpolation="nearest", zorder=0)
+        return super()._draw_frame(**values)
 
 
 def run_sequence(model: TinyDecoder, period: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -33,7 +54,7 @@ def induction_explorer(model: TinyDecoder | None = None) -> LiveHeatmap:
     model = model if model is not None else load_model()
     config = model.config
     n = config.n
-    mask = causal_mask(n).numpy()
+    future = ~causal_mask(n)
     runs: dict[tuple[int, int], tuple] = {}  # (period, seed) -> run_sequence's result: moving layer or head reruns nothing
 
     def compute(seed, period, layer, head):
@@ -41,13 +62,13 @@ def induction_explorer(model: TinyDecoder | None = None) -> LiveHeatmap:
             runs[period, seed] = run_sequence(model, period, seed)
         x, attention, predicted = runs[period, seed]
         weights = attention[layer, head]  # (n, n)
+        shown = weights.masked_fill(future, float("nan")).numpy()  # the future: transparent over the hatching
         letters = [LETTERS[int(t)] for t in x]
         correct = (predicted[period:-1] == x[period + 1 :]).float().mean().item()
         return HeatmapFrame(
-            weights.numpy(),
+            shown,
             [f"{t}→{LETTERS[int(p)]}" for t, p in zip(letters, predicted, strict=True)],
             letters,
-            mask=mask,
             readouts={
                 "block repeated": "".join(letters[:period]),
                 "predictions on the repeats": "".join(LETTERS[int(p)] for p in predicted[period:-1]),
@@ -58,13 +79,14 @@ def induction_explorer(model: TinyDecoder | None = None) -> LiveHeatmap:
             title=f"layer {layer}, head {head}, period {period}",
         )
 
-    return LiveHeatmap(
+    return CausalHeatmap(
         compute,
         {
             "seed": widgets.IntSlider(value=0, min=0, max=9, description="sequence"),
-            "period": widgets.IntSlider(value=n // 2, min=config.min_period, max=config.max_period, description="period P"),
+            "period": widgets.IntSlider(value=10, min=config.min_period, max=config.max_period, description="period P"),
             "layer": widgets.ToggleButtons(options=[(f"layer {i}", i) for i in range(config.num_layers)], value=config.num_layers - 1, description="layer"),
             "head": widgets.ToggleButtons(options=[(f"head {i}", i) for i in range(config.num_heads)], value=0, description="head"),
         },
+        n=n,
         figsize=(6.4, 5.6),
     )
