@@ -87,7 +87,10 @@ def test_every_prose_cell_is_in_korean(path):
 
 def exercise_cases() -> list[tuple[str, object, bool]]:
     for module in sorted((ROOT / "tests").glob("test_exercises_ch*.py")):
-        importlib.import_module(f"tests.{module.stem}")
+        try:
+            importlib.import_module(f"tests.{module.stem}")
+        except Exception:  # that chapter's own test module fails and says why
+            continue
     return exercise_harness.ALL_CASES
 
 
