@@ -8,7 +8,7 @@ outputs copied, markdown replaced by its translation, checker feedback in output
 so no second execution is needed.
 
     python scripts/translations.py status             # what is missing, stale or orphaned
-    python scripts/translations.py export -o work.json [--all] [NOTEBOOK ...]
+    python scripts/translations.py export -o work.json [--all] [--messages] [NOTEBOOK ...]
     #   ... fill in every "ko" of work.json ...
     python scripts/translations.py import work.json   # store them (with the English hash)
     python scripts/translations.py prune              # drop translations of deleted cells
@@ -258,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("notebooks", nargs="*", type=Path)
     ex.add_argument("-o", "--output", type=Path, required=True)
     ex.add_argument("--all", action="store_true", help="also cells whose translation is up to date")
+    ex.add_argument("--messages", action="store_true", help="only the checker messages")
     im = sub.add_parser("import")
     im.add_argument("work", type=Path)
     sub.add_parser("prune")
@@ -270,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "export":
         paths = [p.resolve() for p in args.notebooks] or english_notebooks()
         items = export(paths, args.all)
+        if args.messages:
+            items = [item for item in items if "message" in item]
         args.output.write_text(json.dumps(items, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"{len(items)} items to translate -> {args.output}")
         return 0
