@@ -1,0 +1,169 @@
+"""Notebook 11's explorer and overlay pictures: where the tiny VLA's heads look on the image.
+
+The overlay is one query's attention over the patch tokens, a GRID × GRID grid drawn
+over the image (each patch's weight fills its p × p pixels), semi-transparent; the named
+object is outlined and the decoded action marked (a cross at the predicted (x, y)).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.patches import Rectangle
+
+from helpers.vla import (
+    COLOURS,
+    GRID,
+    IMAGE,
+    OBJECT,
+    PATCH,
+    QUERIES,
+    SHAPES,
+    WORDS,
+    Scene,
+    TinyVLA,
+    bin_centres,
+    encode_batch,
+    held_out_scenes,
+    image_attention,
+    load_models,
+    object_patches,
+    untrained,
+)
+from helpers.widgets import LiveFigure, new_figure
+
+MODELS = ("causal", "prefix", "untrained")
+N_SEEDS = 30
+OVERLAY_ALPHA = 0.6
+
+
+def explorer_scene(seed: int, colour: str, shape: str) -> tuple[Scene, tuple[str, str, str], bool]:
+    """Scene ``seed`` of the explorer's set and the instruction (verb, colour, shape).
+
+    If the image holds that object it is moved to the front (the target); the bool says so.
+    Otherwise the image is kept and the words name something that is not there.
+    """
+    scene = held_out_scenes(1, seed=10_000 + seed)[0]
+    named = next((k for k, (c, s, _, _) in enumerate(scene.objects) if (c, s) == (colour, shape)), None)
+    if named is not None:
+        scene = Scene((scene.objects[named], *scene.objects[:named], *scene.objects[named + 1 :]), scene.verb)
+    return scene, (scene.verb, colour, shape), named is not None
+
+
+def action_pixels(action_ids: torch.Tensor) -> tuple[float, float, float]:
+    """Decoded action token ids (3,) -> (x px, y px, gripper value)."""
+    x, y, grip = bin_centres(action_ids - len(WORDS)).tolist()
+    return (x + 1) / 2 * IMAGE, (y + 1) / 2 * IMAGE, grip
+
+
+def attend(model: TinyVLA, scene: Scene, words: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+    """The image (IMAGE, IMAGE, 3), the weights (layers, h, 4, n_patches) and the decoded action ids (3,)."""
+    images = encode_batch([scene])[0]
+    instructions = torch.tensor([[WORDS.index(w) for w in words]])
+    with torch.no_grad():
+        actions = model.act(images, instructions)
+    weights = image_attention(model, images, instructions, actions)[:, 0]
+    return images[0].permute(1, 2, 0).numpy(), weights.numpy(), actions[0]
+
+
+def overlay(ax, image: np.ndarray, weights: np.ndarray, cell: tuple[int, int] | None, action=None):
+    """Draw the image, the attention grid over it, the named object's outline and the action.
+
+    Returns the artists (image, overlay, outline, marker) so a live figure can update them.
+    """
+    shown = ax.imshow(image, extent=(0, IMAGE, IMAGE, 0), interpolation="nearest")
+    heat = ax.imshow(weights.reshape(GRID, GRID), extent=(0, IMAGE, IMAGE, 0), cmap="magma", alpha=OVERLAY_ALPHA,
+                     interpolation="nearest", vmin=0, vmax=max(float(weights.max()), 1e-9))
+    outline = Rectangle((0, 0), OBJECT, OBJECT, fill=False, edgecolor="cyan", linewidth=2)
+    ax.add_patch(outline)
+    _place_outline(outline, cell)
+    (marker,) = ax.plot([], [], "x", color="white", markersize=9, markeredgewidth=2.5)
+    if action is not None:
+        marker.set_data([action[0]], [action[1]])
+    ax.set(xlim=(0, IMAGE), ylim=(IMAGE, 0), xticks=[], yticks=[])
+    return shown, heat, outline, marker
+
+
+def _place_outline(outline: Rectangle, cell: tuple[int, int] | None) -> None:
+    outline.set_visible(cell is not None)
+    if cell is not None:
+        outline.set_xy((cell[1] * PATCH - 0.5, cell[0] * PATCH - 0.5))
+        outline.set_width(OBJECT)
+        outline.set_height(OBJECT)
+
+
+def overlay_grid(model: TinyVLA, scene: Scene, title: str = ""):
+    """Rows: the 4 QUERIES; columns: every (layer, head). Each panel: that head's attention on the image."""
+    image, weights, actions = attend(model, scene, scene.instruction)
+    layers, heads = weights.shape[:2]
+    fig, axes = plt.subplots(len(QUERIES), layers * heads, figsize=(1.45 * layers * heads, 1.55 * len(QUERIES)), layout="constrained")
+    cell = scene.objects[0][2:]
+    for q, query in enumerate(QUERIES):
+        for layer in range(layers):
+            for head in range(heads):
+                ax = axes[q, layer * heads + head]
+                overlay(ax, image, weights[layer, head, q], cell, action_pixels(actions) if q == 3 else None)
+                if q == 0:
+                    ax.set_title(f"layer {layer}, head {head}", fontsize=8)
+                if layer == head == 0:
+                    ax.set_ylabel(query, fontsize=8)
+    fig.suptitle(title or f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y))', fontsize=9)
+    return fig
+
+
+def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
+    """Scene seed, instruction (colour, shape), layer, head, query token, model -> overlay + action."""
+    models = dict(models) if models is not None else load_models()
+    models.setdefault("untrained", untrained(models["causal"].config))
+    config = models["causal"].config
+
+    @lru_cache(maxsize=256)
+    def compute(model: str, seed: int, colour: str, shape: str):
+        scene, words, present = explorer_scene(seed, colour, shape)
+        return (scene, words, present, *attend(models[model], scene, words))
+
+    first = held_out_scenes(1, seed=10_000)[0].objects[0]
+    fig = new_figure((4.2, 4.4))
+    ax = fig.add_subplot()
+    scene, _, _, image, weights, _ = compute("causal", 0, first[0], first[1])
+    shown, heat, outline, marker = overlay(ax, image, weights[0, 0, 0], first[2:])
+    caption = ax.set_title(" ", fontsize=9)
+
+    def update(seed, colour, shape, layer, head, query, model):
+        scene, words, present, image, weights, actions = compute(model, seed, colour, shape)
+        row = weights[layer, head, QUERIES.index(query)]  # (n_patches,)
+        shown.set_data(image)
+        heat.set_data(row.reshape(GRID, GRID))
+        heat.set_clim(0, max(float(row.max()), 1e-9))
+        _place_outline(outline, scene.objects[0][2:] if present else None)
+        x, y, grip = action_pixels(actions)
+        marker.set_data([x], [y])
+        caption.set_text(f'"{" ".join(words)}": {query}, layer {layer}, head {head} ({model})')
+        share = row / max(float(row.sum()), 1e-12)
+        readouts = {"named object in the image": "yes" if present else "no (the model acts anyway)",
+                    "decoded action (x, y, gripper)": f"({x:.1f} px, {y:.1f} px, {grip:+.2f})",
+                    "image share of this query's weight": float(row.sum())}
+        if present:
+            covered = object_patches(scene).numpy()
+            truth = encode_batch([scene])[2][0]
+            readouts["all 3 action tokens right"] = "yes" if torch.equal(actions, truth) else "no"
+            readouts["share on the named object"] = float(share[covered[0]].sum())
+            readouts["share on the other objects"] = float(share[covered[1:].any(0)].sum())
+            readouts["chance (patches covered / all)"] = float(covered[0].sum() / covered.shape[1])
+        return readouts
+
+    toggles = lambda options, value, name: widgets.ToggleButtons(options=options, value=value, description=name)  # noqa: E731
+    controls = {
+        "seed": widgets.IntSlider(value=0, min=0, max=N_SEEDS - 1, description="scene"),
+        "colour": widgets.Dropdown(options=list(COLOURS), value=first[0], description="colour"),
+        "shape": widgets.Dropdown(options=list(SHAPES), value=first[1], description="object"),
+        "layer": toggles([(f"layer {i}", i) for i in range(config.num_layers)], config.num_layers - 1, "layer"),
+        "head": toggles([(f"head {i}", i) for i in range(config.num_heads)], 0, "head"),
+        "query": toggles(list(QUERIES), QUERIES[1], "query"),
+        "model": toggles(list(MODELS), "causal", "model"),
+    }
+    return LiveFigure(fig, update, controls, animated=[shown, heat, outline, marker, caption])

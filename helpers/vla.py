@@ -1,0 +1,456 @@
+"""Notebook 11's tiny vision-language-action model: OpenVLA's design at toy size.
+
+    scenes        24 × 24 px RGB images with three coloured objects, an instruction
+                  ("pick red cup") and the action: the target's centre (x, y) and a gripper value
+    patchify      (B, 3, H, W) -> (B, n_patches, 3·p·p) by reshape; PatchEmbedding does the same
+                  cut and a linear map in one strided Conv2d, as ViT's code does
+    TinyVLA       patch embedding + learned positions -> projector MLP -> tokens of a Llama-style
+                  decoder (helpers.llama) after which come the instruction's and the action's tokens
+    actions       each dimension in [-1, 1] cut into N_BINS bins, one token per bin (OpenVLA: 256)
+    masks         OpenVLA's plain causal mask, or a prefix-LM mask (image + instruction see each other)
+    act           greedy decoding of the action tokens with a KV cache per layer (notebook 09)
+    attention     the weights from the colour word and from the queries that write each action
+                  token onto the image patches, and their share on the target and on distractors
+
+``scripts/train_tiny_vla.py`` trains both masks and writes ``data/tiny_vla.safetensors``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import save_file
+from torch import nn
+from tqdm import tqdm
+
+from .data import DATA_DIR
+from .layers import RMSNorm
+from .llama import LlamaBlock
+from .scale import KVCache
+
+COLOURS = {"red": (0.85, 0.12, 0.12), "green": (0.15, 0.65, 0.15), "blue": (0.15, 0.3, 0.95), "yellow": (0.95, 0.8, 0.1)}
+SHAPES = ("cup", "block", "ball")
+VERBS = ("pick", "push")
+WORDS = (*VERBS, *COLOURS, *SHAPES)
+N_BINS = 16
+VOCAB = (*WORDS, *(f"<bin{k}>" for k in range(N_BINS)))  # action bins take the last ids
+ACTION_DIMS = ("x", "y", "gripper")
+QUERIES = ("colour word", "writes x", "writes y", "writes gripper")
+IMAGE, PATCH, OBJECT = 32, 8, 8  # pixels; an object fills one patch
+GRID = IMAGE // PATCH  # 4 × 4 = 16 patches
+FOOT = OBJECT // PATCH  # an object covers FOOT × FOOT patches
+BACKGROUND = 0.0
+HELD_OUT_COMBOS = (("red", "ball"), ("green", "cup"), ("blue", "block"))  # never in a training scene
+WEIGHTS_FILE = "tiny_vla.safetensors"
+
+
+def _shape_masks() -> dict[str, np.ndarray]:
+    """8 × 8 pixel masks: a cup (open at the top), a block (filled square), a ball (disk)."""
+    block = np.zeros((OBJECT, OBJECT), bool)
+    block[1:7, 1:7] = True
+    cup = block.copy()
+    cup[1:5, 3:5] = False  # the hollow, open at the top
+    yy, xx = np.mgrid[:OBJECT, :OBJECT]
+    ball = (yy - 3.5) ** 2 + (xx - 3.5) ** 2 <= 3.3**2
+    return {"cup": cup, "block": block, "ball": ball}
+
+
+SHAPE_MASKS = _shape_masks()
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Objects as (colour, shape, row, col) with row, col the top-left patch (0 .. GRID - FOOT); object 0 is the target."""
+
+    objects: tuple[tuple[str, str, int, int], ...]
+    verb: str
+
+    @property
+    def instruction(self) -> tuple[str, str, str]:
+        colour, shape, _, _ = self.objects[0]
+        return (self.verb, colour, shape)
+
+    def text(self) -> str:
+        return " ".join(self.instruction)
+
+
+def _pick_combo(rng: np.random.Generator, allowed: list, taken: list) -> tuple[str, str]:
+    """A (colour, shape) whose colour is not yet in the scene; half the time the target's shape."""
+    free = [c for c in allowed if c[0] not in {t[0] for t in taken}]
+    if rng.random() < 0.5:
+        free = [c for c in free if c[1] == taken[0][1]] or free
+    return free[int(rng.integers(len(free)))]
+
+
+def sample_scene(rng: np.random.Generator, combos: str = "train", n_objects: int = 3) -> Scene:
+    """One random scene of n_objects (1-3), each object in its own colour. combos: "train" (no held-out combination anywhere) or
+    "held out" (the target is one of HELD_OUT_COMBOS, the distractors are not)."""
+    if combos not in ("train", "held out"):
+        raise ValueError(f"combos must be 'train' or 'held out', got {combos!r}")
+    seen = [(c, s) for c in COLOURS for s in SHAPES if (c, s) not in HELD_OUT_COMBOS]
+    pool = seen if combos == "train" else list(HELD_OUT_COMBOS)
+    chosen = [pool[int(rng.integers(len(pool)))]]
+    for _ in range(n_objects - 1):
+        chosen.append(_pick_combo(rng, seen, chosen))
+    cells: list[tuple[int, int]] = []
+    while len(cells) < n_objects:  # top-left patches of objects that do not overlap
+        r, c = (int(v) for v in rng.integers(0, GRID - FOOT + 1, size=2))
+        if all(abs(r - r2) >= FOOT or abs(c - c2) >= FOOT for r2, c2 in cells):
+            cells.append((r, c))
+    objects = tuple((colour, shape, r, c) for (colour, shape), (r, c) in zip(chosen, cells, strict=True))
+    return Scene(objects, VERBS[int(rng.integers(2))])
+
+
+def render(scenes: list[Scene]) -> torch.Tensor:
+    """Scenes -> images (B, 3, IMAGE, IMAGE), values in [0, 1] on a light grey background."""
+    images = np.full((len(scenes), 3, IMAGE, IMAGE), BACKGROUND, np.float32)
+    for b, scene in enumerate(scenes):
+        for colour, shape, r, c in scene.objects:
+            window = images[b, :, r * PATCH : r * PATCH + OBJECT, c * PATCH : c * PATCH + OBJECT]
+            window[:, SHAPE_MASKS[shape]] = np.asarray(COLOURS[colour], np.float32)[:, None]
+    return torch.from_numpy(images)
+
+
+# --- actions as tokens ----------------------------------------------------------
+
+
+def discretise(values: torch.Tensor, n_bins: int = N_BINS) -> torch.Tensor:
+    """Values in [-1, 1] -> bin indices 0 .. n_bins - 1 (uniform bins, as OpenVLA's 256)."""
+    return ((values.clamp(-1, 1) + 1) / 2 * n_bins).floor().long().clamp(max=n_bins - 1)
+
+
+def bin_centres(bins: torch.Tensor, n_bins: int = N_BINS) -> torch.Tensor:
+    """Bin indices -> the value at each bin's centre (what a robot would be sent)."""
+    return -1 + (bins.double() + 0.5) * 2 / n_bins
+
+
+def scene_actions(scene: Scene) -> torch.Tensor:
+    """The action: the target's centre (x, y) scaled to [-1, 1], and the gripper (+1 pick, -1 push). Shape (3,)."""
+    _, _, r, c = scene.objects[0]
+    centre = lambda cell: (cell * PATCH + OBJECT / 2) / IMAGE * 2 - 1  # noqa: E731
+    return torch.tensor([centre(c), centre(r), 1.0 if scene.verb == "pick" else -1.0], dtype=torch.float64)
+
+
+def action_token_ids(bins: torch.Tensor) -> torch.Tensor:
+    """Bin indices -> vocabulary ids (the last N_BINS ids of VOCAB)."""
+    return bins + len(WORDS)
+
+
+def encode_batch(scenes: list[Scene]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scenes -> images (B, 3, IMAGE, IMAGE), instruction ids (B, 3), action ids (B, 3)."""
+    instructions = torch.tensor([[WORDS.index(w) for w in s.instruction] for s in scenes])
+    actions = action_token_ids(discretise(torch.stack([scene_actions(s) for s in scenes])))
+    return render(scenes), instructions, actions
+
+
+def object_patches(scene: Scene) -> torch.Tensor:
+    """(n_objects, GRID·GRID) bool: which patches each object's FOOT × FOOT footprint covers."""
+    covered = torch.zeros(len(scene.objects), GRID, GRID, dtype=torch.bool)
+    for k, (_, _, r, c) in enumerate(scene.objects):
+        covered[k, r : r + FOOT, c : c + FOOT] = True
+    return covered.flatten(1)
+
+
+# --- vision front end -----------------------------------------------------------
+
+
+def patchify(images: torch.Tensor, patch: int = PATCH) -> torch.Tensor:
+    """(B, C, H, W) -> (B, (H/p)·(W/p), C·p·p): patches row by row, each flattened channel-first."""
+    if not isinstance(images, torch.Tensor) or images.ndim != 4 or images.shape[-1] % patch or images.shape[-2] % patch:
+        raise ValueError(f"images must be (B, C, H, W) with H and W multiples of patch={patch}, got {getattr(images, 'shape', images)}")
+    B, C, H, W = images.shape
+    x = images.reshape(B, C, H // patch, patch, W // patch, patch)  # (B, C, rows, p, cols, p)
+    return x.permute(0, 2, 4, 1, 3, 5).reshape(B, (H // patch) * (W // patch), C * patch * patch)
+
+
+class PatchEmbedding(nn.Module):
+    """Cut into p × p patches and map each linearly to d_vision features: one Conv2d with stride p."""
+
+    def __init__(self, d_vision: int, patch: int = PATCH, channels: int = 3) -> None:
+        super().__init__()
+        self.patch = patch
+        self.conv = nn.Conv2d(channels, d_vision, kernel_size=patch, stride=patch)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """(B, C, H, W) -> (B, n_patches, d_vision)."""
+        return self.conv(images).flatten(2).transpose(1, 2)
+
+
+# --- the model ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VLAConfig:
+    """Sizes, mask and training schedule of the tiny VLA."""
+
+    mask: str = "causal"  # OpenVLA; "prefix": image + instruction attend both ways (PaliGemma, π0)
+    d_vision: int = 32
+    d_model: int = 48
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    num_layers: int = 2
+    d_ff: int = 128
+    steps: int = 3000
+    batch_size: int = 32
+    lr: float = 1e-2
+    min_objects: int = 2  # training scenes have min_objects to 3 objects; test scenes 3
+    init_seed: int = 0
+    data_seed: int = 1
+
+    @property
+    def n_patches(self) -> int:
+        return GRID * GRID
+
+    @property
+    def n_prefix(self) -> int:
+        return self.n_patches + 3  # image, then the 3 instruction words
+
+
+def vla_mask(n: int, n_prefix: int, kind: str = "causal") -> torch.Tensor:
+    """(n, n) bool, True = may attend. "causal": key j <= query i. "prefix": also every key of the prefix."""
+    if kind not in ("causal", "prefix"):
+        raise ValueError(f"kind must be 'causal' or 'prefix', got {kind!r}")
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    return (j <= i) | ((j < n_prefix) & (kind == "prefix"))
+
+
+class TinyVLA(nn.Module):
+    """[patch tokens][instruction][action tokens] through Llama blocks; logits over VOCAB.
+
+    After a forward pass, ``attention()`` stacks each layer's weights: (layers, B, h, n_q, n_k).
+    """
+
+    def __init__(self, config: VLAConfig = VLAConfig()) -> None:
+        super().__init__()
+        self.config = config
+        self.patch_embed = PatchEmbedding(config.d_vision)
+        std = 1.0 / 2**0.5  # row + column: each position starts as a vector of standard deviation 1
+        self.patch_rows = nn.Parameter(std * torch.randn(GRID, 1, config.d_vision))  # learned positions, one vector per
+        self.patch_cols = nn.Parameter(std * torch.randn(1, GRID, config.d_vision))  # row plus one per column
+        self.projector = nn.Sequential(  # OpenVLA's: an MLP from vision features to the LLM's width
+            nn.Linear(config.d_vision, config.d_model), nn.GELU(), nn.Linear(config.d_model, config.d_model)
+        )
+        self.embed = nn.Embedding(len(VOCAB), config.d_model)
+        nn.init.normal_(self.embed.weight, std=0.02)  # as Llama's initialisation (PyTorch's default is 1)
+        self.blocks = nn.ModuleList(
+            LlamaBlock(config.d_model, config.num_heads, config.num_kv_heads, config.d_ff) for _ in range(config.num_layers)
+        )
+        self.norm = RMSNorm(config.d_model, eps=1e-5)
+        self.lm_head = nn.Linear(config.d_model, len(VOCAB), bias=False)
+
+    def image_tokens(self, images: torch.Tensor) -> torch.Tensor:
+        """(B, 3, IMAGE, IMAGE) -> (B, n_patches, d_model): patch tokens in the LLM's width."""
+        if images.ndim != 4 or images.shape[1:] != (3, IMAGE, IMAGE):
+            raise ValueError(f"images must be (B, 3, {IMAGE}, {IMAGE}), got {tuple(images.shape)}")
+        positions = (self.patch_rows + self.patch_cols).flatten(0, 1)  # (n_patches, d_vision), row by row
+        return self.projector(self.patch_embed(images) + positions)
+
+    def _run(self, x, mask, caches=None, zero_heads=None) -> torch.Tensor:
+        zero_heads = zero_heads or {}
+        for layer, block in enumerate(self.blocks):
+            x = block(x, mask, cache=caches[layer] if caches else None, zero_heads=zero_heads.get(layer, ()))
+        return self.lm_head(self.norm(x))
+
+    def forward(self, images: torch.Tensor, tokens: torch.Tensor, zero_heads: dict | None = None) -> torch.Tensor:
+        """images (B, 3, IMAGE, IMAGE), tokens (B, t) = instruction then actions so far -> logits (B, n_patches + t, vocab).
+
+        zero_heads: {layer: [heads]} whose outputs are zeroed (an ablation).
+        """
+        if tokens.ndim != 2 or tokens.shape[0] != images.shape[0] or tokens.is_floating_point():
+            raise ValueError(f"tokens must be (B={images.shape[0]}, t) integer ids, got {tokens.dtype} {tuple(tokens.shape)}")
+        x = torch.cat([self.image_tokens(images), self.embed(tokens)], dim=1)
+        return self._run(x, vla_mask(x.shape[1], self.config.n_prefix, self.config.mask), zero_heads=zero_heads)
+
+    def act(self, images: torch.Tensor, instructions: torch.Tensor, zero_heads: dict | None = None) -> torch.Tensor:
+        """Greedy decoding of the 3 action tokens with a KV cache per layer -> action ids (B, 3).
+
+        The prefix (patches + instruction) is run once under the model's mask; each new token
+        then attends to every cached key, which both masks allow. Only action tokens are eligible.
+        """
+        caches = [KVCache() for _ in self.blocks]
+        x = torch.cat([self.image_tokens(images), self.embed(instructions)], dim=1)
+        logits = self._run(x, vla_mask(x.shape[1], x.shape[1], self.config.mask), caches, zero_heads)
+        out = []
+        for _ in ACTION_DIMS:
+            out.append(logits[:, -1, len(WORDS) :].argmax(-1) + len(WORDS))  # (B,)
+            logits = self._run(self.embed(out[-1])[:, None], None, caches, zero_heads)
+        return torch.stack(out, dim=1)
+
+    def act_without_cache(self, images: torch.Tensor, instructions: torch.Tensor) -> torch.Tensor:
+        """The same greedy decoding by recomputing the whole sequence for every token (reference)."""
+        tokens = instructions
+        for _ in ACTION_DIMS:
+            logits = self(images, tokens)[:, -1, len(WORDS) :]
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True) + len(WORDS)], dim=1)
+        return tokens[:, 3:]
+
+    def attention(self) -> torch.Tensor:
+        """Weights of the last forward pass, stacked: (layers, B, h, n_q, n_k)."""
+        return torch.stack([block.attn.attn_weights for block in self.blocks])
+
+
+def build_model(config: VLAConfig = VLAConfig()) -> TinyVLA:
+    """A freshly initialised model: the same numbers for the same init_seed (whatever the mask)."""
+    torch.manual_seed(config.init_seed)
+    return TinyVLA(config)
+
+
+# --- data sets, training, success -----------------------------------------------
+
+
+def held_out_scenes(size: int = 1000, combos: str = "train", seed: int = 1234) -> list[Scene]:
+    """Scenes for testing (a seed training never uses); training skips every one of them."""
+    rng = np.random.default_rng(seed)
+    return [sample_scene(rng, combos) for _ in range(size)]
+
+
+def success_rate(model: TinyVLA, scenes: list[Scene], zero_heads: dict | None = None) -> float:
+    """Fraction of scenes whose 3 decoded action tokens are all right."""
+    images, instructions, actions = encode_batch(scenes)
+    with torch.no_grad():
+        predicted = model.act(images, instructions, zero_heads)
+    return (predicted == actions).all(dim=1).double().mean().item()
+
+
+def train(model: TinyVLA, progress: bool = True, eval_every: int = 100) -> tuple[list[float], list[tuple[int, float]]]:
+    """AdamW, one-cycle schedule, gradients clipped to norm 1, cross-entropy on the shape word and the 3 action tokens.
+
+    Scoring the shape word after the colour word (which the image decides: one object per
+    colour) makes the colour word look at its object early; OpenVLA scores only the actions.
+
+    Returns the losses and the held-out success every ``eval_every`` steps (on 256 scenes).
+    Training never draws a scene of :func:`held_out_scenes`.
+    """
+    config = model.config
+    rng = np.random.default_rng(config.data_seed)
+    unseen = set(held_out_scenes())
+    probe = held_out_scenes(256)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.lr, total_steps=config.steps)
+    losses, curve = [], []
+    n = config.n_patches + 2  # the query that writes action k sits at n + k; the colour word at n - 1
+    for step in tqdm(range(1, config.steps + 1), desc=f"training ({config.mask})", disable=not progress, mininterval=0.5):
+        scenes = []
+        while len(scenes) < config.batch_size:
+            scene = sample_scene(rng, n_objects=int(rng.integers(config.min_objects, 4)))
+            if scene not in unseen:
+                scenes.append(scene)
+        images, instructions, actions = encode_batch(scenes)
+        model.train()
+        logits = model(images, torch.cat([instructions, actions[:, :2]], dim=1))[:, n - 1 : n + 3]  # (B, 4, vocab)
+        targets = torch.cat([instructions[:, 2:], actions], dim=1)  # the shape word, then the action
+        loss = F.cross_entropy(logits.reshape(-1, len(VOCAB)), targets.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        if step % eval_every == 0:
+            model.eval()
+            curve.append((step, success_rate(model, probe)))
+    model.eval()
+    return losses, curve
+
+
+def train_and_time(config: VLAConfig, progress: bool = True) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float]:
+    """Build and train on one thread: (model, losses, curve, seconds)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = build_model(config)
+        start = time.perf_counter()
+        losses, curve = train(model, progress)
+        seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    return model, losses, curve, seconds
+
+
+def save_models(models: dict[str, TinyVLA], path: str | Path, **metadata) -> None:
+    """Several models in one safetensors file ("causal.blocks.0...", "prefix...."), configs in the metadata."""
+    tensors = {f"{name}.{k}": v.contiguous() for name, m in models.items() for k, v in m.state_dict().items()}
+    meta = {f"config.{name}": json.dumps(asdict(m.config)) for name, m in models.items()}
+    save_file(tensors, str(path), metadata={**meta, **{k: str(v) for k, v in metadata.items()}})
+
+
+def load_models(path: str | Path | None = None) -> dict[str, TinyVLA]:
+    """The models saved by :func:`save_models`; default: the committed ``data/tiny_vla.safetensors``."""
+    path = Path(path) if path is not None else DATA_DIR / WEIGHTS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run `python scripts/train_tiny_vla.py` to make it")
+    models = {}
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+        for key in (k for k in meta if k.startswith("config.")):
+            name = key.removeprefix("config.")
+            model = TinyVLA(VLAConfig(**json.loads(meta[key])))
+            model.load_state_dict({k.removeprefix(f"{name}."): f.get_tensor(k) for k in f.keys() if k.startswith(f"{name}.")})
+            models[name] = model.eval()
+    return models
+
+
+def load_metadata(path: str | Path | None = None) -> dict[str, str]:
+    """The metadata strings stored beside the weights (configs, timings, success, curves)."""
+    path = Path(path) if path is not None else DATA_DIR / WEIGHTS_FILE
+    with safe_open(str(path), framework="pt") as f:
+        return dict(f.metadata())
+
+
+def untrained(config: VLAConfig = VLAConfig()) -> TinyVLA:
+    """The seeded initialisation both trained models started from."""
+    return build_model(config).eval()
+
+
+# --- where the attention goes ---------------------------------------------------
+
+
+def image_attention(model: TinyVLA, images: torch.Tensor, instructions: torch.Tensor, actions: torch.Tensor | None = None) -> torch.Tensor:
+    """Weights from the 4 QUERIES onto the patches: (layers, B, h, 4, n_patches).
+
+    The sequence is [patches][instruction][first two action tokens] with ``actions`` (B, 3)
+    ids (default: the model's own decoded actions). Query "writes x" is the instruction's last
+    word, whose output is the x token; "writes y" is the x token; "writes gripper" the y token.
+    """
+    with torch.no_grad():
+        actions = model.act(images, instructions) if actions is None else actions
+        model(images, torch.cat([instructions, actions[:, :2]], dim=1))
+    n = model.config.n_patches
+    return model.attention()[..., n + 1 : n + 5, :n]
+
+
+def mass_shares(weights: torch.Tensor, scenes: list[Scene]) -> dict[str, torch.Tensor]:
+    """Share of each query's image attention on the target's patches and on the distractors'.
+
+    weights: (..., B, h, q, n_patches) from :func:`image_attention`. Returns "target",
+    "distractors" (both (..., h, q), averaged over the scenes) and the chance levels
+    (patches covered / all patches) as floats in "chance target", "chance distractors".
+    """
+    covered = torch.stack([object_patches(s) for s in scenes]).to(weights.dtype)  # (B, objects, n_patches)
+    image_mass = weights.sum(-1).clamp_min(1e-12)  # (..., B, h, q)
+    on = torch.einsum("...bhqp,bop->...bhqo", weights, covered) / image_mass[..., None]
+    n_patches = covered.shape[-1]
+    return {
+        "target": on[..., 0].mean(-3),
+        "distractors": on[..., 1:].sum(-1).mean(-3),
+        "chance target": float(covered[:, 0].sum(-1).mean() / n_patches),
+        "chance distractors": float(covered[:, 1:].sum((-1, -2)).mean() / n_patches),
+    }
+
+
+def swap_colour(scene: Scene) -> Scene | None:
+    """The same image with the instruction's colour word naming another object of the same shape
+    (that object becomes the target); None if the scene has no such object."""
+    target = scene.objects[0]
+    for k, other in enumerate(scene.objects[1:], start=1):
+        if other[1] == target[1]:
+            rest = tuple(o for i, o in enumerate(scene.objects) if i not in (0, k))
+            return replace(scene, objects=(other, target, *rest))
+    return None
