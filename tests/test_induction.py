@@ -27,6 +27,7 @@ from helpers.induction import (
     train,
 )
 from helpers.masks import causal_mask
+from helpers.scale import KVCache
 
 torch.set_num_threads(1)
 
@@ -60,8 +61,6 @@ def test_cached_forward_equals_full_forward(seed):
     x = torch.randint(0, config.vocab_size, (int(rng.integers(1, 4)), config.n))
     with torch.no_grad():
         full = model(x)
-        from helpers.scale import KVCache
-
         caches = [KVCache() for _ in model.blocks]
         cut = int(rng.integers(1, config.n))
         pieces = [model.forward_cached(x[:, :cut], caches)]  # a prompt of several tokens at once
