@@ -80,10 +80,11 @@ def repeat_kv_reversed_tokens(k, n_rep):  # permutes keys and values alike: atte
     return k.repeat_interleave(n_rep, dim=1).flip(2)
 
 
-RIGHT = {"06.1": 4 * 768**2 + 4 * 768, "06.2": (2, 8, 10, 7), "06.3": attention_right, "06.4": 2 * 8 * 128,
+RIGHT = {"06.1": 4 * 1024 * 4096, "06.2": (2, 8, 10, 7), "06.3": attention_right, "06.4": 2 * 8 * 128,
          "06.5": repeat_kv_right}
 WRONG = {
-    "06.1": [4 * 768**2, 3 * 768**2 + 3 * 768, 4 * 768 * 64, 12 * (4 * 768**2), 2.5],
+    "06.1": [4 * 1024**2, 4 * 4096**2, 4 * 1024 * 128, 3 * 1024 * 4096, 4 * 1024 * 4096 + 3 * 4096 + 1024,
+             4 * 1024**2 + 4 * 1024, 2.5],
     "06.2": [(2, 10, 7), (2, 8, 7, 10), (2, 8, 10, 64), (8, 10, 7)],
     "06.3": [attention_sqrt_d_model, attention_unscaled, attention_no_mask, attention_view_bug,
              attention_with_weights, lambda x, w_qkv, w_o, h: x, lambda x, w_qkv, w_o, h: None, 3],
@@ -98,7 +99,9 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 
 
 SPECIFIC = {  # wrong answer -> words its hint must contain
-    ("06.1", 4 * 768**2): "biases",
+    ("06.1", 4 * 1024**2): "wider than d_model",
+    ("06.1", 4 * 4096**2): "between d_model and h · d_k",
+    ("06.1", 4 * 1024 * 4096 + 3 * 4096 + 1024): "no biases",
     ("06.2", (2, 10, 7)): "head-averaged",
     ("06.3", attention_sqrt_d_model): "√h times too small",
     ("06.3", attention_unscaled): "not scaled",

@@ -58,12 +58,15 @@ def ratio(depth, gain, block=0):
 
 PRE_OVER_POST = ratio(20, 3.0)
 
-RIGHT = {"07.1": 15, "07.2": swiglu_right, "07.3": 7_087_872, "07.4": PRE_OVER_POST}
+TINYLLAMA_BLOCK = 44_044_288  # one block of TinyLlama-1.1B: 22 of them + embeddings = 1.10 B
+
+RIGHT = {"07.1": 6, "07.2": swiglu_right, "07.3": TINYLLAMA_BLOCK, "07.4": PRE_OVER_POST}
 WRONG = {
-    "07.1": [64, 30, 2, 6, 14.5],
+    "07.1": [16, 32, 0, 8, 5, 7, 6.4, 15],
     "07.2": [swiglu_gate_swapped, swiglu_sigmoid, swiglu_relu, swiglu_no_gate, swiglu_no_silu, swiglu_flattens,
              lambda x, w1, w2, w3: (x @ w1.T).numpy(), "swiglu"],
-    "07.3": [7_087_872 - 3072, 4 * 768**2 + 2 * 768 * 3072, 4 * 768**2 + 4 * 768, 7_087_873],
+    "07.3": [4 * 2048**2 + 3 * 2048 * 5632 + 2 * 2048, TINYLLAMA_BLOCK - 2048 * 5632, TINYLLAMA_BLOCK + 2 * 2048,
+             TINYLLAMA_BLOCK - 2 * 2048, 22 * TINYLLAMA_BLOCK, 7_087_872, TINYLLAMA_BLOCK + 1],
     "07.4": [1 / PRE_OVER_POST, ratio(20, 3.0, block=-1), ratio(32, 3.0), ratio(20, 1.0), ratio(20, 2.0),
              PRE_OVER_POST * 1.05, 0, "pre-norm"],
 }
@@ -78,15 +81,19 @@ def test_other_right_forms_pass(answer):
 
 
 SPECIFIC = {
-    ("07.1", 64): "every path",
-    ("07.1", 30): "ordered pairs",
+    ("07.1", 16): "most paths are",
+    ("07.1", 32): "a^L",
+    ("07.1", 8): "L · a",
     ("07.2", swiglu_gate_swapped): "w1 branch",
     ("07.2", swiglu_sigmoid): "not sigmoid(z) alone",
     ("07.2", swiglu_relu): "not ReLU",
     ("07.2", swiglu_no_gate): "gate is missing",
     ("07.2", swiglu_no_silu): "SiLU is missing",
     ("07.2", swiglu_flattens): "same shape",
-    ("07.3", 7_087_872 - 3072): "LayerNorms",
+    ("07.3", 4 * 2048**2 + 3 * 2048 * 5632 + 2 * 2048): "narrower",
+    ("07.3", TINYLLAMA_BLOCK - 2048 * 5632): "three matrices",
+    ("07.3", TINYLLAMA_BLOCK + 2 * 2048): "no shift",
+    ("07.3", 22 * TINYLLAMA_BLOCK): "22 blocks",
     ("07.4", 1 / PRE_OVER_POST): "divide the other way",
     ("07.4", ratio(20, 3.0, block=-1)): "block 1",
     ("07.4", ratio(32, 3.0)): "32-block",
@@ -106,3 +113,13 @@ def test_the_pre_post_setting_is_not_one_the_notebook_prints():
 
     assert PRE_POST_SETTING["gain"] not in GAINS and PRE_POST_SETTING["depth"] != 32
     assert PRE_OVER_POST > 1  # pre-norm delivers more to block 1 at this gain
+
+
+def test_the_tinyllama_block_count_is_helpers_llama_block():
+    """07.3's right answer is what helpers.llama.LlamaBlock holds at TinyLlama's shape."""
+    from helpers.exercises.ch07 import TINYLLAMA
+    from helpers.llama import LlamaBlock
+
+    with torch.device("meta"):
+        block = LlamaBlock(**TINYLLAMA)
+    assert sum(p.numel() for p in block.parameters()) == TINYLLAMA_BLOCK

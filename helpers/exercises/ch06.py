@@ -6,16 +6,20 @@ import torch.nn.functional as F
 from helpers.checks import exercise, whole_number
 
 
-@exercise("06.1", hint="W_Q, W_K, W_V and W_O are each d_model × d_model with a bias of d_model; h does not appear.")
-def _bert_attention_params(answer):
-    value, d = whole_number(answer), 768
-    if value == 4 * d * d:
-        return "those are the weights; add the four biases of d_model numbers each."
-    if value == 4 * d * (d // 12) + 4 * (d // 12) or value == 4 * d * (d // 12):
-        return "that is one narrow head; 12 heads of d_model / 12 together are as wide as d_model."
-    if value == 3 * d * d + 3 * d:
+@exercise("06.1", hint="write down the shape of each of the four projection matrices: what goes in, and what comes out?")
+def _wide_heads_params(answer):
+    value, d_model, width = whole_number(answer), 1024, 32 * 128  # T5-3B: h · d_k = 4096 ≠ d_model
+    if value == 4 * d_model * d_model:
+        return "4 · d_model² holds only when h · d_k = d_model; here the heads together are wider than d_model."
+    if value == 4 * width * width:
+        return "the layer's input and output still have d_model features: each projection maps between d_model and h · d_k."
+    if value == 4 * d_model * 128:
+        return "that is one head; the layer has 32 of them side by side."
+    if value == 3 * d_model * width:
         return "do not forget the output projection W_O."
-    return value == 4 * d * d + 4 * d
+    if value in (4 * d_model * width + 3 * width + d_model, 4 * d_model * width + 4 * d_model, 4 * d_model * width + 4 * width):
+        return "T5's projections have no biases."
+    return value == 4 * d_model * width
 
 
 @exercise("06.2", hint="the weights hold one number per (query, key) pair, for every head of every sequence; queries are the rows.")

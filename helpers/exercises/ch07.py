@@ -14,16 +14,23 @@ SWIGLU_SHAPES = [  # (batch dims, d_model, d_ff): the checker's choice, d_ff nev
     ((7,), 16, 44),
 ]
 PRE_POST_SETTING = {"depth": 20, "gain": 3.0}  # 07.4: a stack the notebook never ran
+PATH_SETTING = {"layers": 32, "a": 0.25}  # 07.1: L scalar residual layers f(x) = a · x
 
 
-@exercise("07.1", hint="a path is a choice of which layers it goes through; count the ways to choose 2 of 6.")
-def _paths_through_two(answer):
+@exercise("07.1", hint="all paths through k layers together contribute (how many there are) × a^k; compare that total for neighbouring k.")
+def _strongest_path_length(answer):
     value = whole_number(answer)
-    if value == 2**6:
-        return "that is every path; only those through exactly 2 layers count."
-    if value == 6 * 5:
-        return "that counts ordered pairs; a path through layers 2 and 5 is the same path as through 5 and 2."
-    return value == math.comb(6, 2)
+    layers, a = PATH_SETTING["layers"], PATH_SETTING["a"]
+    if value == layers // 2:
+        return "that is where most paths are; weigh each length by what its paths contribute, not by how many there are."
+    if value == layers:
+        return "the one path through every layer contributes a^L alone, a tiny number."
+    if value == 0:
+        return "the path through no layer contributes 1, but it is a single path; lengths with many paths add up to more."
+    if value == round(layers * a):
+        return "that is L · a; compare what length k contributes with what length k + 1 contributes."
+    contribution = [math.comb(layers, k) * a**k for k in range(layers + 1)]
+    return value == max(range(layers + 1), key=contribution.__getitem__)
 
 
 def _swiglu_reference(x, w1, w2, w3):
@@ -69,17 +76,32 @@ def _swiglu(answer):
     return True
 
 
-@exercise("07.3", hint="attention 4·d² + 4·d, FFN two linear maps with biases (d → d_ff → d), two LayerNorms of 2·d each.")
-def _bert_block_params(answer):
-    value, d, d_ff = whole_number(answer), 768, 3072
-    attention, ffn, norms = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * 2 * d
-    if value == attention + ffn:
-        return "add the two LayerNorms: each has a γ and a β of d_model numbers."
-    if value == 4 * d * d + 2 * d * d_ff:
-        return "those are the weight matrices only; add the biases and the LayerNorms."
-    if value == attention:
-        return "that is the attention sublayer alone; the FFN is bigger."
-    return value == attention + ffn + norms
+TINYLLAMA = {"d_model": 2048, "num_heads": 32, "num_kv_heads": 4, "d_ff": 5632}  # 07.3: one block of TinyLlama-1.1B
+
+
+def _tinyllama_parts() -> dict[str, int]:
+    """Parameter counts of one TinyLlama block: attention with GQA, SwiGLU, two RMSNorms; no biases."""
+    d, d_ff = TINYLLAMA["d_model"], TINYLLAMA["d_ff"]
+    kv_width = TINYLLAMA["num_kv_heads"] * (d // TINYLLAMA["num_heads"])  # h_kv · d_k
+    return {"attention": 2 * d * d + 2 * d * kv_width, "full attention": 4 * d * d, "ffn": 3 * d * d_ff,
+            "two-matrix ffn": 2 * d * d_ff, "norms": 2 * d}
+
+
+@exercise("07.3", hint="add the parts: W_Q and W_O, the narrower W_K and W_V, the three SwiGLU matrices, two RMSNorm gains; no biases.")
+def _tinyllama_block_params(answer):
+    value, p = whole_number(answer), _tinyllama_parts()
+    right = p["attention"] + p["ffn"] + p["norms"]
+    if value == p["full attention"] + p["ffn"] + p["norms"]:
+        return "that is full multi-head attention; with 4 key/value heads W_K and W_V are narrower than d_model."
+    if value == p["attention"] + p["two-matrix ffn"] + p["norms"]:
+        return "SwiGLU has three matrices (w1, w2, w3), not two."
+    if value == right + p["norms"]:
+        return "RMSNorm has a gain γ but no shift β."
+    if value == right - p["norms"]:
+        return "add the two RMSNorms: each has a gain of d_model numbers."
+    if value == 22 * right:
+        return "that counts all 22 blocks; the question asks for one."
+    return value == right
 
 
 def _gradient_ratios(depth: int, gain: float) -> tuple[float, float]:
