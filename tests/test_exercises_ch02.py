@@ -15,53 +15,70 @@ def softmax(s):
 
 
 def stable_softmax(s, axis=-1):
-    """The reference answer of 02.2."""
     e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def torch_softmax(s, axis=-1):
-    return torch.softmax(torch.from_numpy(s), dim=axis)
+def log_softmax(s, axis=-1):
+    """The reference answer of 02.2."""
+    shifted = s - s.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def log_of_weights(s, axis=-1):
+    return np.log(stable_softmax(s, axis))
+
+
+def naive_softmax(s):
+    e = np.exp(s)
+    return e / e.sum()
 
 
 def naive(s, axis=-1):
-    e = np.exp(s)
-    return e / e.sum(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
 def global_max(s, axis=-1):
-    e = np.exp(s - s.max())
-    return e / e.sum(axis=axis, keepdims=True)
+    shifted = s - s.max()
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 def last_axis_only(s, axis=-1):
-    return stable_softmax(s, axis=-1)
+    return log_softmax(s, axis=-1)
 
 
-def no_division(s, axis=-1):
-    return np.exp(s - s.max(axis=axis, keepdims=True))
+def no_log_sum(s, axis=-1):
+    return s - s.max(axis=axis, keepdims=True)
 
 
 def forgets_return(s, axis=-1):
-    stable_softmax(s, axis)
+    log_softmax(s, axis)
+
+
+def torch_wrapped(s, axis=-1):
+    return torch.log_softmax(torch.from_numpy(s), dim=axis)
 
 
 P = softmax(np.array([1.0, 0.0, -1.0]))
+V5, G5 = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 1.0]]), np.array([1.0, -1.0])
+J = np.diag(P) - np.outer(P, P)
 F16_MAX = float(np.finfo(np.float16).max)
 RIGHT = {
     "02.1": softmax(np.array([1.0, 2.0, 3.0])),
-    "02.2": stable_softmax,
+    "02.2": log_softmax,
     "02.3": softmax(np.array([1000.0, 1001.0, 1002.0])),
     "02.4": math.log(F16_MAX / 300),
-    "02.5": np.diag(P) - np.outer(P, P),
+    "02.5": J @ V5 @ G5,
 }
 WRONG = {
     "02.1": [np.array([1, 2, 3]) / 6, np.exp([1.0, 2.0, 3.0]) / 10, np.array([0.2, 0.3, 0.5]), [1.0]],
-    "02.2": [naive, global_max, last_axis_only, no_division, forgets_return, stable_softmax(np.ones(3))],
+    "02.2": [naive, global_max, last_axis_only, no_log_sum, log_of_weights, forgets_return, log_softmax(np.ones(3)),
+             torch.log_softmax, stable_softmax],
     "02.3": [np.array([np.nan, np.nan, np.nan]), np.exp([-2.0, -1.0, 0.0]), np.ones(3) / 3],
     "02.4": [math.log(F16_MAX), math.log(float(np.finfo(np.float32).max) / 300), math.log(300),
              math.log(F16_MAX) / 300, 5.0, 5.5],
-    "02.5": [np.diag(P), np.outer(P, P), np.eye(3), np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1]), P],
+    "02.5": [J, V5 @ G5, P * (V5 @ G5), (np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1])) @ V5 @ G5,
+             -J @ V5 @ G5, P],
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG)
@@ -70,22 +87,30 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 def test_right_answers_in_other_forms_pass():
     assert evaluate("02.1", torch.softmax(torch.tensor([1.0, 2.0, 3.0]), -1))[0]
     assert evaluate("02.1", list(np.round(RIGHT["02.1"], 5)))[0]
-    assert evaluate("02.2", torch_softmax)[0]
+    assert evaluate("02.2", torch_wrapped)[0]
     assert evaluate("02.4", round(RIGHT["02.4"], 2))[0] and evaluate("02.4", 5.385)[0]
-    jac = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), torch.tensor([1.0, 0.0, -1.0]))
-    assert evaluate("02.5", jac)[0]
+    s = torch.tensor([1.0, 0.0, -1.0], dtype=torch.float64, requires_grad=True)
+    (torch.softmax(s, -1) @ torch.from_numpy(V5) @ torch.from_numpy(G5)).backward()
+    assert evaluate("02.5", s.grad)[0]
 
 
 def test_float16_threshold_is_where_naive_softmax_turns_to_zeros():
     just_below, just_above = (np.full(300, s, dtype=np.float16) for s in (RIGHT["02.4"] - 0.01, RIGHT["02.4"] + 0.01))
     with np.errstate(over="ignore"):
-        assert (naive(just_below) > 0).all() and (naive(just_above) == 0).all()
+        assert (naive_softmax(just_below) > 0).all() and (naive_softmax(just_above) == 0).all()
 
 
 def test_build_exercise_hints_name_the_bug():
     for wrong, words in [(naive, "thousands"), (global_max, "thousands"), (last_axis_only, "axis="),
-                         (forgets_return, "None"), (stable_softmax(np.ones(3)), "function itself")]:
+                         (no_log_sum, "log of the sum"), (log_of_weights, "underflows"), (forgets_return, "None"),
+                         (log_softmax(np.ones(3)), "function itself"), (torch.log_softmax, "library")]:
         correct, message = evaluate("02.2", wrong)
+        assert not correct and words in message, message
+
+
+def test_score_gradient_hints_name_the_step():
+    for wrong, words in [(V5 @ G5, "∂L/∂p"), (P * (V5 @ G5), "diag(p)"), (J, "one number per score")]:
+        correct, message = evaluate("02.5", wrong)
         assert not correct and words in message, message
 
 

@@ -3,6 +3,7 @@
 import math
 
 import torch
+import torch.nn.functional as F
 
 from helpers.checks import evaluate
 from helpers.embeddings import load_toy_embeddings
@@ -10,22 +11,41 @@ from helpers.qkv import hand_set_weights
 from tests.exercise_harness import exercise_tests
 
 
-def attend(x, W_q, W_k, W_v):
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v
+def cross_attend(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-1) @ v
 
 
-def attend_unscaled(x, W_q, W_k, W_v):
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
-    return torch.softmax(q @ k.T, dim=-1) @ v
+def with_linear(x, memory, W_q, W_k, W_v):
+    """Another right answer: F.linear applies nn.Linear's layout."""
+    q, k, v = F.linear(x, W_q), F.linear(memory, W_k), F.linear(memory, W_v)
+    return torch.softmax(q @ k.mT / math.sqrt(W_k.shape[0]), dim=-1) @ v
 
 
-def attend_dim0(x, W_q, W_k, W_v):
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=0) @ v
+def unscaled(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
 
 
-def attend_unfinished(x, W_q, W_k, W_v):
+def softmax_over_queries(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-2) @ v
+
+
+def self_attention_on_x(x, memory, W_q, W_k, W_v):
+    return cross_attend(x, x, W_q, W_k, W_v)
+
+
+def formula_layout(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-1) @ v
+
+
+def queries_from_memory(x, memory, W_q, W_k, W_v):
+    return cross_attend(memory, x, W_q, W_k, W_v)
+
+
+def unfinished(x, memory, W_q, W_k, W_v):
     return None
 
 
@@ -46,14 +66,14 @@ LIVING_ROW_TOO[AXES.index("living"), 3] = 1.0  # changes the rows of words with 
 
 RIGHT = {
     "04.1": [(3, 5, 6), [3, 5, 6], torch.Size([3, 5, 6])],
-    "04.2": [attend],
+    "04.2": [cross_attend, with_linear],
     "04.3": [147_456, 147456.0],
     "04.4": [AGENT_SEEKING, w_q_with_object_row([0.0, 0.0, 1.0, 0.0]), AGENT_SEEKING.numpy().tolist()],
     "04.5": [{"A", "D"}, ["d", "a"], frozenset("AD")],
 }
 WRONG = {
     "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc"],
-    "04.2": [attend_unscaled, attend_dim0, attend_unfinished, 3],
+    "04.2": [unscaled, softmax_over_queries, self_attention_on_x, formula_layout, queries_from_memory, unfinished, 3],
     "04.3": [768 * 64, 3 * 768 * 768, 3 * 1024 * 64, "many"],
     "04.4": [HAND["W_q"], BOTH, LIVING_ROW_TOO, AGENT_SEEKING.T, torch.zeros(8, 4), torch.zeros(3)],
     "04.5": [{"A"}, {"A", "C", "D"}, {"A", "B", "D"}, {"A", "D", "E"}, {"F"}, "AD", 7],
@@ -72,8 +92,11 @@ def test_unanswered_is_not_an_error():
 
 def test_specific_hints():
     assert "d_v" in evaluate("04.1", (3, 5, 5))[1]
-    assert "√d_k" in evaluate("04.2", attend_unscaled)[1]
-    assert "dim=-1" in evaluate("04.2", attend_dim0)[1]
+    assert "√d_k" in evaluate("04.2", unscaled)[1]
+    assert "dim=-1" in evaluate("04.2", softmax_over_queries)[1]
+    assert "self-attention" in evaluate("04.2", self_attention_on_x)[1]
+    assert "(out, in)" in evaluate("04.2", formula_layout)[1]
+    assert "(B, n, d_v)" in evaluate("04.2", queries_from_memory)[1]
     assert "three" in evaluate("04.3", 768 * 64)[1]
     assert "not to an agent" in evaluate("04.4", BOTH)[1]
     assert "changed" in evaluate("04.4", LIVING_ROW_TOO)[1]

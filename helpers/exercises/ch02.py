@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import torch
 
 from helpers.checks import as_array, close, exercise, number
 
@@ -37,31 +38,40 @@ def _softmax_123(answer):
     return _weights_check(answer, np.array([1.0, 2.0, 3.0]))
 
 
-def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+def _log_softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
+    """The reference: PyTorch's log_softmax along ``axis``, in float64."""
+    return torch.log_softmax(torch.from_numpy(np.asarray(s, dtype=np.float64)), dim=axis).numpy()
 
 
-def _softmax_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, int]]:
-    """(scores, axis) pairs: 1-D to 3-D, positive and negative axes, ordinary and huge scores.
+def _log_softmax_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, int]]:
+    """(scores, axis) pairs: 1-D to 3-D, positive and negative axes, each twice: scores a few
+    units apart inside a slice, and scores up to 10⁴ apart, where some weights underflow to 0.
 
-    Every case has rows of very different sizes, so subtracting one global maximum instead
-    of each slice's own underflows to 0 / 0."""
-    cases = [(rng.standard_normal(int(rng.integers(3, 8))), -1)]
-    for ndim, axis in ((2, 0), (2, -1), (3, 1), (3, -1)):
+    Slices sit at very different heights (±1500), so subtracting one global maximum instead of
+    each slice's own underflows a whole slice to log 0."""
+    cases = []
+    for ndim, axis in ((1, -1), (2, 0), (2, -1), (3, 1), (3, -1)):
         shape = tuple(int(v) for v in rng.integers(2, 6, size=ndim))
-        across = (axis + 1) % ndim  # an axis that runs across the slices
-        offsets = np.linspace(-1500.0, 1500.0, shape[across])
-        scores = 3.0 * rng.standard_normal(shape) + np.expand_dims(offsets, tuple(a for a in range(ndim) if a != across))
-        cases.append((scores, axis))
+        for spread in (3.0, 1e4):
+            scores = spread * rng.standard_normal(shape)
+            if ndim > 1:
+                across = (axis + 1) % ndim  # an axis that runs across the slices
+                offsets = np.linspace(-1500.0, 1500.0, shape[across])
+                scores = scores + np.expand_dims(offsets, tuple(a for a in range(ndim) if a != across))
+            cases.append((scores, axis))
     return cases
 
 
-@exercise("02.2", hint="subtract each slice's own maximum along `axis` (keepdims=True keeps the axis for broadcasting), exponentiate, divide by the sum along the same axis.")
-def _stable_softmax_any_axis(answer):
+_LIBRARIES = ("torch", "scipy", "jax", "helpers")
+
+
+@exercise("02.2", hint="log softmax(s) = s − log Σ exp(s); shift each slice by its own maximum along `axis` (keepdims=True) before exponentiating, and add it back outside the log.")
+def _stable_log_softmax(answer):
     if not callable(answer):
-        return "the answer is the function itself: answer = softmax (no brackets)."
-    for scores, axis in _softmax_cases(np.random.default_rng()):
+        return "the answer is the function itself: answer = log_softmax (no brackets)."
+    if (getattr(answer, "__module__", None) or "").split(".")[0] in _LIBRARIES:
+        return "that is a library's function; the exercise is to build it from np.exp and np.log."
+    for scores, axis in _log_softmax_cases(np.random.default_rng()):
         try:
             with np.errstate(all="ignore"):
                 got = answer(scores.copy(), axis=axis)
@@ -71,18 +81,27 @@ def _stable_softmax_any_axis(answer):
             return "your function returns None: end it with a `return`."
         got = as_array(got)
         if got.shape != scores.shape:
-            return f"for scores of shape {scores.shape} your function returned shape {got.shape}; softmax keeps the shape."
-        if not np.isfinite(got).all():
-            if abs(scores).max() < 100:
-                return "your function returns NaN or inf even for small scores."
-            return "your function returns NaN or inf when the scores are in the thousands: subtract each slice's maximum before exponentiating."
-        want = _softmax_along(scores, axis)
-        if np.allclose(got, want, atol=1e-9):
+            return f"for scores of shape {scores.shape} your function returned shape {got.shape}; log softmax keeps the shape."
+        want = _log_softmax_along(scores, axis)
+        if np.allclose(got, want, rtol=1e-9, atol=1e-9):
             continue
-        if not np.allclose(got.sum(axis=axis), 1.0):
-            return f"the slices along axis={axis} do not sum to 1: normalise along the axis you are given, not a fixed one."
+        if not np.isfinite(got).all():
+            underflow = _softmax_along(scores, axis) == 0  # weights that are exactly 0 in float64
+            if np.isneginf(got[underflow]).all() and np.allclose(got[~underflow], want[~underflow], rtol=1e-9, atol=1e-9):
+                return "your function returns −inf where a weight underflows to 0 (scores 10⁴ apart): the log of a weight that is already 0 cannot recover it; never form the weights."
+            return "your function returns NaN or inf when the scores are in the thousands: subtract each slice's own maximum before exponentiating."
+        if np.allclose(got, scores - scores.max(axis=axis, keepdims=True)):
+            return "those are the shifted scores; log softmax also subtracts the log of the sum of their exponentials."
+        with np.errstate(all="ignore"):
+            if not np.allclose(np.exp(got).sum(axis=axis), 1.0):
+                return f"exp of your answer does not sum to 1 along axis={axis}: normalise along the axis you are given, not a fixed one."
         return False
     return True
+
+
+def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 @exercise("02.3", hint="subtract the largest score from every score, then apply the softmax formula.")
@@ -102,21 +121,25 @@ def _float16_sum_threshold(answer):
     if math.isclose(value, math.log(n), abs_tol=0.01):
         return "ln 300 is only part of it: the sum 300 · e^s must pass float16's largest number."
     if math.isclose(value, math.log(largest) / n, rel_tol=0.01):
-        return "the 300 multiplies e^s, not s: take the logarithm of largest / 300."
+        return "the 300 multiplies e^s, not s."
     return abs(value - threshold) < 0.01
 
 
-@exercise("02.5", hint="first p = softmax(s), then J = diag(p) - outer(p, p).")
-def _jacobian(answer):
+_S5 = np.array([1.0, 0.0, -1.0])  # scores of exercise 5
+_V5 = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 1.0]])  # one 2-D value per key
+_G5 = np.array([1.0, -1.0])  # L = out · g
+
+
+@exercise("02.5", hint="first ∂L/∂p = V g (one number per key), then through the Jacobian: ∂L/∂s = J (V g), with J = diag(p) − p pᵀ at p = softmax(s).")
+def _score_gradient(answer):
     got = as_array(answer)
-    p = _softmax(np.array([1.0, 0.0, -1.0]))
-    if got.shape != (3, 3):
-        return f"the Jacobian of 3 weights by 3 scores is 3 × 3; yours has shape {got.shape}."
-    if np.allclose(got, np.diag(p)):
-        return "that is only diag(p); subtract the outer product p pᵀ."
-    if np.allclose(got, -np.outer(p, p)) or np.allclose(got, np.outer(p, p)):
-        return "that is only the outer product; J = diag(p) - p pᵀ."
-    s = np.array([1.0, 0.0, -1.0])
-    if np.allclose(got, np.diag(s) - np.outer(s, s)):
-        return "use the softmax outputs p in the formula, not the scores s."
-    return close(got, np.diag(p) - np.outer(p, p))
+    p, at_weights = _softmax(_S5), _V5 @ _G5
+    if got.shape != (3,):
+        return f"∂L/∂s has one number per score, 3 in all; your answer has shape {got.shape}."
+    if np.allclose(got, at_weights):
+        return "that is ∂L/∂p, the gradient at the weights; it still has to pass through the softmax Jacobian."
+    if np.allclose(got, p * at_weights):
+        return "that is only the diag(p) part of the Jacobian; subtract p pᵀ times the same vector."
+    if np.allclose(got, (np.diag(_S5) - np.outer(_S5, _S5)) @ at_weights):
+        return "use the softmax outputs p in the Jacobian, not the scores s."
+    return close(got, (np.diag(p) - np.outer(p, p)) @ at_weights)

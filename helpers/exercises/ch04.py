@@ -24,31 +24,54 @@ def _output_shape(answer) -> bool | str:
     return shape == (3, 5, 6)
 
 
-@exercise("04.2", hint="Q = x @ W_q, K = x @ W_k, V = x @ W_v; scores = Q Kᵀ / √d_k; softmax over the last dimension; then @ V.")
-def _attend(answer) -> bool | str:
+def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, dim=-1, keys_from=None):
+    """The reference: queries from x (B, n, d_model), keys and values from memory (B, m, d_model),
+    weights in nn.Linear's (out, in) layout. The keywords build the mistakes the hints name."""
+    source = memory if keys_from is None else keys_from
+    q, k, v = x @ W_q.T, source @ W_k.T, source @ W_v.T  # (B, n, d_k), (B, m, d_k), (B, m, d_v)
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(k.shape[-1]) if scale else 1.0)  # (B, n, m)
+    return torch.softmax(scores, dim=dim) @ v  # (B, n, d_v)
+
+
+def _cross_attention_cases(g: torch.Generator) -> list[tuple[torch.Tensor, ...]]:
+    """(x, memory, W_q, W_k, W_v) with random sizes; n, m, d_model, d_k, d_v all different."""
+    cases = []
+    for _ in range(3):
+        B, n, m, d_model, d_k, d_v = (int(v) for v in torch.randperm(8, generator=g)[:6] + 2)
+        x = torch.randn(B, n, d_model, generator=g, dtype=torch.float64)
+        memory = torch.randn(B, m, d_model, generator=g, dtype=torch.float64)
+        W_q, W_k = (torch.randn(d_k, d_model, generator=g, dtype=torch.float64) for _ in range(2))
+        W_v = torch.randn(d_v, d_model, generator=g, dtype=torch.float64)
+        cases.append((x, memory, W_q, W_k, W_v))
+    return cases
+
+
+@exercise("04.2", hint="nn.Linear's layout means Q = x W_qᵀ; K and V come from memory the same way; scores Q Kᵀ / √d_k (transpose the last two dimensions only), softmax over the keys, then @ V.")
+def _cross_attend(answer) -> bool | str:
     if not callable(answer):
-        return "the answer is the function itself: check(\"04.2\", attend)."
-    g = torch.Generator().manual_seed(42)
-    for n, d_model, d_k, d_v in ((5, 8, 4, 3), (1, 3, 2, 2), (7, 6, 6, 9)):
-        x = torch.randn(n, d_model, generator=g, dtype=torch.float64)
-        W_q, W_k = (torch.randn(d_model, d_k, generator=g, dtype=torch.float64) for _ in range(2))
-        W_v = torch.randn(d_model, d_v, generator=g, dtype=torch.float64)
-        got = answer(x, W_q, W_k, W_v)
+        return "the answer is the function itself: answer = cross_attend (no brackets)."
+    g = torch.Generator().manual_seed(int(torch.randint(2**31, (1,))))
+    for x, memory, W_q, W_k, W_v in _cross_attention_cases(g):
+        shapes = f"x {tuple(x.shape)}, memory {tuple(memory.shape)}, W_q {tuple(W_q.shape)}, W_v {tuple(W_v.shape)}"
+        try:
+            got = answer(x.clone(), memory.clone(), W_q.clone(), W_k.clone(), W_v.clone())
+        except Exception as err:  # a learner's bug must become a hint, not a crash
+            return f"your function raised {type(err).__name__} for {shapes}: the weights are stored (out, in), so x @ W_q does not fit; check each product's shapes."
         if got is None:
-            return "attend returns None: finish the function and return the output."
+            return "cross_attend returns None: finish the function and return the output."
         got = torch.as_tensor(got, dtype=torch.float64)
-        q, k, v = x @ W_q, x @ W_k, x @ W_v
-        want = torch.softmax(q @ k.T / math.sqrt(d_k), dim=-1) @ v
+        want = _cross_attention(x, memory, W_q, W_k, W_v)
         if got.shape != want.shape:
-            return f"for x of shape {tuple(x.shape)} your output has shape {tuple(got.shape)}; it should be (n, d_v)."
-        if not torch.allclose(got, want, atol=1e-6):
-            unscaled = torch.softmax(q @ k.T, dim=-1) @ v
-            if torch.allclose(got, unscaled, atol=1e-6):
-                return "close: the scores need dividing by √d_k."
-            wrong_dim = torch.softmax(q @ k.T / math.sqrt(d_k), dim=0) @ v
-            if torch.allclose(got, wrong_dim, atol=1e-6):
-                return "the softmax runs over the wrong dimension: each query's row must sum to 1 (dim=-1)."
-            return False
+            return f"for {shapes} your output has shape {tuple(got.shape)}; it should be (B, n, d_v): one row per query token of x."
+        if torch.allclose(got, want, atol=1e-6):
+            continue
+        if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, scale=False), atol=1e-6):
+            return "close: the scores need dividing by √d_k."
+        if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, dim=-2), atol=1e-6):
+            return "the softmax runs over the wrong dimension: each query's row must sum to 1 over the keys (dim=-1)."
+        if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, keys_from=x), atol=1e-6):
+            return "that is self-attention on x: in cross-attention the keys and values come from memory, the encoder's tokens."
+        return False
     return True
 
 
