@@ -82,6 +82,11 @@ def test_every_notebook_is_on_both_maps_and_every_link_resolves():
         assert f"]({path.name})" in start, f"{path.name} is missing from the map in 00_start_here"
     for link in re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme):
         assert (NOTEBOOKS.parent / link).exists(), f"README links to a missing {link}"
+    korean = (NOTEBOOKS.parent / "README.ko.md").read_text(encoding="utf-8")
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")):
+        assert f"](notebooks/ko/{path.name})" in korean, f"{path.name} is missing from README.ko.md's map"
+    for link in re.findall(r"\]\(([^)#]+\.(?:ipynb|md|png))\)", korean):
+        assert (NOTEBOOKS.parent / link).exists(), f"README.ko.md links to a missing {link}"
     for path in ALL:
         for link in re.findall(r"\]\(([^)]+\.ipynb)\)", markdown(path)):
             assert (path.parent / link).exists(), f"{path.name} links to a missing {link}"
