@@ -8,8 +8,6 @@ import helpers
 from helpers.checks import evaluate
 from tests.exercise_harness import exercise_tests
 
-TOKENS = torch.tensor([[4, 9, 2, 0], [7, 0, 0, 0]])
-
 
 def attend_with_mask(q, k, v, allowed):
     scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
@@ -82,12 +80,66 @@ def prefix_inverted(prefix_lengths, n):
     return ~prefix_lm_mask(prefix_lengths, n)
 
 
+def mha_attn_mask(tokens, num_heads):
+    keep = helpers.padding_mask(tokens) & helpers.causal_mask(tokens.shape[-1])  # (B, 1, n, n), True = may attend
+    return (~keep[:, 0]).repeat_interleave(num_heads, dim=0)
+
+
+def mha_attn_mask_expand(tokens, num_heads):
+    B, n = tokens.shape
+    blocked = (tokens == 0)[:, None, None, :] | torch.ones(n, n, dtype=torch.bool).triu(1)  # (B, 1, n, n)
+    return blocked.expand(B, num_heads, n, n).reshape(B * num_heads, n, n)
+
+
+def mha_helpers_convention(tokens, num_heads):
+    return ~mha_attn_mask(tokens, num_heads)
+
+
+def mha_heads_tiled(tokens, num_heads):  # sequence-fastest order: torch.repeat instead of repeat_interleave
+    return mha_attn_mask(tokens, 1).repeat(num_heads, 1, 1)
+
+
+def mha_per_sequence(tokens, num_heads):
+    return mha_attn_mask(tokens, 1)
+
+
+def mha_four_d(tokens, num_heads):
+    B, n = tokens.shape
+    return mha_attn_mask(tokens, num_heads).view(B, num_heads, n, n)
+
+
+def mha_pads_only(tokens, num_heads):
+    n = tokens.shape[-1]
+    return (tokens == 0)[:, None, :].expand(-1, n, -1).repeat_interleave(num_heads, dim=0)
+
+
+def mha_causal_only(tokens, num_heads):
+    n = tokens.shape[-1]
+    return torch.ones(n, n, dtype=torch.bool).triu(1).expand(len(tokens) * num_heads, n, n)
+
+
+def mha_pad_queries(tokens, num_heads):
+    n = tokens.shape[-1]
+    return ((tokens == 0)[:, :, None] | torch.ones(n, n, dtype=torch.bool).triu(1)).repeat_interleave(num_heads, dim=0)
+
+
+def mha_past_blocked(tokens, num_heads):
+    n = tokens.shape[-1]
+    return ((tokens == 0)[:, None, :] | torch.ones(n, n, dtype=torch.bool).tril(-1)).repeat_interleave(num_heads, dim=0)
+
+
+def window_empty_rows(n=10, real=4, w=3):
+    ids = torch.tensor([[1] * real + [0] * (n - real)])
+    window = torch.ones(n, n, dtype=torch.bool).tril() & torch.ones(n, n, dtype=torch.bool).triu(-(w - 1))
+    return (~(helpers.padding_mask(ids) & window).any(-1))[0, 0].nonzero()[:, 0].tolist()
+
+
 RIGHT = {
     "05.1": [attend_with_mask, attend_with_helpers],
     "05.2": [prefix_lm_mask, prefix_lm_vectorised, lambda lengths, n: prefix_lm_mask(lengths, n).numpy()],
     "05.3": [{"C", "D"}, ["D", "C"], {"c", "d"}],
-    "05.4": [TOKENS == 0, (TOKENS == 0).numpy(), (TOKENS == 0).int()],
-    "05.5": [[0, 1, 2], (2, 1, 0), torch.tensor([0, 1, 2])],
+    "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).int().numpy()],
+    "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows()],
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
@@ -95,10 +147,11 @@ WRONG = {
     "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
              prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask"],
     "05.3": [{"C"}, {"B", "C", "D"}, {"C", "D", "E"}, "A", {"Z"}, set()],
-    "05.4": [TOKENS != 0, helpers.padding_mask(TOKENS), torch.ones(2, 3)],
-    "05.5": [[5, 6, 7], [0], [0, 1], [0, 1, 2, 3], []],
+    "05.4": [mha_helpers_convention, mha_heads_tiled, mha_per_sequence, mha_four_d, mha_pads_only, mha_causal_only,
+             mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3)],
+    "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9]],
 }
-LEAKS = ["True, True", "[0, 1", "{'C', 'D'}", "nan_to_num", "tril"]  # parts of the right answers
+LEAKS = ["True, True", "[0, 1", "{'C', 'D'}", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG, several_right=True, secrets=dict.fromkeys(WRONG, LEAKS)
@@ -117,8 +170,16 @@ def test_specific_hints():
     assert "transpose" in evaluate("05.2", prefix_transposed)[1]
     assert "blocked cells" in evaluate("05.2", prefix_inverted)[1]
     assert "strictly the past" in evaluate("05.3", {"B", "C", "D"})[1]
-    assert "opposite" in evaluate("05.4", TOKENS != 0)[1]
-    assert "right padding" in evaluate("05.5", [5, 6, 7])[1]
+    assert "opposite" in evaluate("05.4", mha_helpers_convention)[1]
+    assert "wrong order" in evaluate("05.4", mha_heads_tiled)[1]
+    assert "*and* head" in evaluate("05.4", mha_per_sequence)[1]
+    assert "3-D" in evaluate("05.4", mha_four_d)[1]
+    assert "not the future" in evaluate("05.4", mha_pads_only)[1]
+    assert "not the pad keys" in evaluate("05.4", mha_causal_only)[1]
+    assert "*queries*" in evaluate("05.4", mha_pad_queries)[1]
+    assert "blocks the past" in evaluate("05.4", mha_past_blocked)[1]
+    assert "window" in evaluate("05.5", [])[1]
+    assert "off by one" in evaluate("05.5", [5, 6, 7, 8, 9])[1]
 
 
 def test_the_notebook_leak_answer_is_what_autograd_says():
@@ -134,11 +195,23 @@ def test_the_notebook_leak_answer_is_what_autograd_says():
         "E": n6.tril() & helpers.padding_mask(torch.tensor([[3, 3, 3, 3, 0, 0]]))[0, 0],
     }
 
-    def leaks(mask):
-        x = x0.clone().requires_grad_(True)
-        out, _ = self_attention(x, probe, mask=mask)
-        grads = [torch.autograd.grad(out[t].sum(), x, retain_graph=True)[0] for t in range(6)]
-        return any(g[t + 1 :].abs().max() > 0 for t, g in enumerate(grads[:-1]))
+    def leaks(mask):  # notebook 05's test: a nonzero Jacobian block of output i w.r.t. a later input j
+        J = torch.autograd.functional.jacobian(lambda x: self_attention(x, probe, mask=mask)[0], x0)  # (6, 8, 6, 8)
+        return bool(J.pow(2).sum(dim=(1, 3)).sqrt().triu(diagonal=1).max() > 0)
 
     leaking = {name for name, m in masks.items() if leaks(m)}
     assert evaluate("05.3", leaking)[0]
+
+
+def test_mha_attn_mask_matches_separate_masks_in_nn_multihead_attention():
+    """05.4's right answer, run: one (B·h, n, n) attn_mask == key_padding_mask + causal attn_mask."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True).eval()
+    tokens = torch.tensor([[5, 3, 2, 0, 0], [4, 0, 0, 0, 0], [1, 2, 3, 4, 5]])
+    x = torch.randn(3, 5, 8)
+    with torch.no_grad():
+        want, _ = mha(x, x, x, key_padding_mask=tokens == 0, attn_mask=~helpers.causal_mask(5))
+        got, _ = mha(x, x, x, attn_mask=mha_attn_mask(tokens, 2))
+        tiled, _ = mha(x, x, x, attn_mask=mha_heads_tiled(tokens, 2))
+    torch.testing.assert_close(got, want)
+    assert not torch.allclose(tiled, want)  # the other order mixes up the sequences' masks

@@ -3,9 +3,10 @@
 import math
 
 import numpy as np
+import torch
 
 from helpers.checks import evaluate
-from helpers.position import sinusoidal_encoding
+from helpers.position import rope, sinusoidal_encoding
 from tests.exercise_harness import exercise_tests
 
 RIGHT = {
@@ -13,14 +14,14 @@ RIGHT = {
     "08.2": 3,
     "08.3": sinusoidal_encoding(6, 6)[5].double().numpy(),
     "08.4": 2 * math.pi * 10000 ** (510 / 512),
-    "08.5": 12,
+    "08.5": 30,
 }
 WRONG = {
     "08.1": [576, 257, 442, 197, 578, "many", 577.5],
     "08.2": [0, 1, 4],
     "08.3": [np.zeros(6), sinusoidal_encoding(6, 6)[4].numpy(), np.arange(3)],
-    "08.4": [10000 ** (510 / 512), 10000.0, 2 * math.pi],
-    "08.5": [8, 10, 5],
+    "08.4": [10000 ** (510 / 512), 10000.0, 2 * math.pi, 2 * math.pi * 10000],
+    "08.5": [5, 25, 27, 24, 11, 0, 41, 12],
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
@@ -42,3 +43,23 @@ def test_vit_hints():
     assert "[CLS]" in evaluate("08.1", 576)[1]
     assert "224" in evaluate("08.1", 257)[1]
     assert "14 pixels" in evaluate("08.1", 442)[1]
+
+
+def test_full_turn_of_pair_d_model_over_2_gets_a_specific_hint():
+    assert "d_model/2 − 1" in evaluate("08.4", 2 * math.pi * 10000)[1]
+
+
+def test_rope_one_pair_answer_is_what_rope_computes():
+    """08.5's expected answer, recomputed with helpers.position.rope (d_k = 2, q = k = (1, 0))."""
+    q = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    keys = rope(q.expand(41, 2), torch.arange(41))  # the same key at positions 0 .. 40
+    scores = (rope(q, torch.tensor([5])) @ keys.T)[0]
+    scores[5] = -torch.inf  # the query's own position does not count
+    assert evaluate("08.5", int(scores.argmax()))[0]
+
+
+def test_rope_hints():
+    assert "offset" in evaluate("08.5", 25)[1]
+    assert "smallest" in evaluate("08.5", 27)[1]
+    assert "own position" in evaluate("08.5", 5)[1]
+    assert "closer still" in evaluate("08.5", 24)[1]

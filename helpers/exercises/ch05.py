@@ -5,18 +5,6 @@ import torch
 
 from helpers.checks import exercise
 
-TOKENS = [[4, 9, 2, 0], [7, 0, 0, 0]]  # the batch of exercise 05.4 (pad id 0)
-
-
-def _bool_array(answer) -> np.ndarray:
-    """The answer as a numpy bool array (lists, numpy or torch; 0/1 accepted)."""
-    arr = np.asarray(answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer)
-    if arr.dtype != bool:
-        if not np.isin(arr, (0, 1)).all():
-            raise ValueError("a mask holds only True/False (or 1/0)")
-        arr = arr.astype(bool)
-    return arr
-
 
 def _reference_attention(q, k, v, allowed) -> torch.Tensor:
     """softmax(q kᵀ/√d_k) v over the allowed keys (True = may attend); a row with none is 0."""
@@ -127,22 +115,71 @@ def _which_leak(answer) -> bool | str:
     return given == {"C", "D"}
 
 
-@exercise("05.4", hint="nn.MultiheadAttention's key_padding_mask is (B, L), and True there means: ignore this key.")
-def _key_padding_mask(answer) -> bool | str:
-    got = _bool_array(answer)
-    pads = np.asarray(TOKENS) == 0
-    if got.shape == (2, 1, 1, 4):
-        return "nn.MultiheadAttention wants key_padding_mask as (B, L), without the size-1 dimensions."
-    if got.shape != pads.shape:
-        return f"your mask has shape {got.shape}; key_padding_mask is (B, L) = (2, 4)."
-    if np.array_equal(got, ~pads):
-        return "that is the helpers / F.scaled_dot_product_attention convention; nn.MultiheadAttention's is the opposite."
-    return bool(np.array_equal(got, pads))
+def _reference_mha_mask(tokens: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B·h, n, n) bool, nn.MultiheadAttention's convention (True = blocked): pad keys or later keys."""
+    n = tokens.shape[-1]
+    future = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)  # (n, n)
+    blocked = (tokens == 0)[:, None, :] | future  # (B, n, n)
+    return blocked.repeat_interleave(num_heads, dim=0)  # all heads of sequence 0, then of sequence 1, ...
 
 
-@exercise("05.5", hint="a row is fully masked when none of the keys up to its own position is a real token.")
+def _mha_cases():
+    """Right-padded batches the checker chooses: every sequence has its own length, and h > 1."""
+    g = torch.Generator().manual_seed(4)
+    for B, n, heads in ((2, 5, 2), (3, 6, 4), (4, 7, 3), (1, 4, 1)):
+        lengths = torch.randperm(n, generator=g)[:B] + 1  # distinct lengths 1..n
+        tokens = torch.randint(1, 50, (B, n), generator=g)
+        tokens[torch.arange(n)[None, :] >= lengths[:, None]] = 0  # pads on the right
+        yield tokens, heads
+
+
+@exercise("05.4", hint="build the blocked cells of one sequence, (n, n): a pad key, or a key after the query; then give every head of that sequence its own copy, sequence by sequence.")
+def _mha_attn_mask(answer) -> bool | str:
+    if not callable(answer):
+        return "the answer is the function itself: check(\"05.4\", mha_attn_mask)."
+    for tokens, heads in _mha_cases():
+        got = answer(tokens.clone(), heads)
+        if got is None:
+            return "mha_attn_mask returns None: finish the function and return the mask."
+        got = torch.as_tensor(np.asarray(got.detach().cpu() if isinstance(got, torch.Tensor) else got))
+        want = _reference_mha_mask(tokens, heads)
+        B, n = tokens.shape
+        if got.shape == (B, heads, n, n):
+            return "nn.MultiheadAttention takes a 3-D attn_mask: merge the batch and head axes into one, (B·h, n, n)."
+        if got.shape == (B, n, n) and heads > 1:
+            return f"for B = {B} and h = {heads} your mask has shape {tuple(got.shape)}: attn_mask needs one (n, n) matrix per sequence *and* head, (B·h, n, n)."
+        if got.shape != want.shape:
+            return f"for B = {B}, h = {heads}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B·h, n, n)."
+        got = got.to(torch.bool)
+        if torch.equal(got, want):
+            continue
+        if torch.equal(got, ~want):
+            return "that is the helpers / F.scaled_dot_product_attention convention (True = may attend); nn.MultiheadAttention's bool masks mean the opposite."
+        per_sequence = want.view(B, heads, n, n)[:, 0]  # (B, n, n)
+        if torch.equal(got, per_sequence.repeat(heads, 1, 1)):
+            return "the right matrices in the wrong order: the B·h axis holds all heads of sequence 0 first, then all heads of sequence 1, and so on."
+        future = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+        if torch.equal(got, ((tokens == 0)[:, None, :] | future.T).repeat_interleave(heads, dim=0)):
+            return "that blocks the past and keeps the future: a query may see the keys before it, not after it."
+        if torch.equal(got, ((tokens == 0)[:, None, :]).expand(B, n, n).repeat_interleave(heads, dim=0)):
+            return "your mask blocks the pad keys but not the future: add the causal part."
+        if torch.equal(got, future.expand(B * heads, n, n)):
+            return "your mask blocks the future but not the pad keys: add the padding part."
+        if torch.equal(got, ((tokens == 0)[:, :, None] | future).repeat_interleave(heads, dim=0)):
+            return "you blocked the pad *queries* (rows); padding must block the pad *keys* (columns)."
+        return False
+    return True
+
+
+@exercise("05.5", hint="write out the allowed keys of each query: inside its window (itself and the w − 1 before it) and a real token. A row is fully masked when that set is empty.")
 def _empty_rows(answer) -> bool | str:
     rows = sorted(int(r) for r in np.asarray(answer).reshape(-1))
-    if rows == [5, 6, 7]:
-        return "those are where right padding would put the pads; these pads are on the left."
-    return rows == [0, 1, 2]
+    if rows == []:
+        return "a right pad sees the real words before it only while they are inside its window: look at the last rows."
+    if rows == [0, 1, 2, 3, 4, 5]:
+        return "these pads are on the right: the real tokens come first."
+    if rows == list(range(4, 10)):
+        return "the first pads still have a real token inside their window: count w = 3 keys back from each."
+    if rows in (list(range(5, 10)), list(range(7, 10))):
+        return "off by one: the window of query i holds w = 3 keys, i − 2, i − 1 and i itself."
+    return rows == list(range(6, 10))

@@ -52,12 +52,32 @@ def _slowest_wavelength(answer):
     value = float(answer)
     if math.isclose(value, 1 / omega_last, rel_tol=0.01):
         return "that is 1/omega, the positions per radian; a full turn is 2π radians."
+    if math.isclose(value, 2 * math.pi * 10000, rel_tol=0.005):
+        return "that is 2π/ω for i = d_model/2; the last pair is i = d_model/2 − 1."
     return math.isclose(value, want, rel_tol=0.01)
 
 
-@exercise("08.5", hint="with RoPE the score depends only on the offset (key position minus query position).")
-def _rope_same_score(answer):
-    value = float(answer)
-    if value == 10 - 2:
-        return "the offset has a direction: the key was 2 positions *after* the query."
-    return value == 12
+def _one_pair_scores(query_position: int, n_keys: int) -> np.ndarray:
+    """RoPE scores (R_p q) · (R_r k) for d_k = 2 (θ_0 = 1), q = k = (1, 0), keys at r = 0 .. n_keys-1."""
+    r = np.arange(n_keys)
+    return np.cos(r - query_position)
+
+
+@exercise("08.5", hint="with one pair and q = k = (1, 0) the score is the cosine of the angle between the two rotations, (r − p)·θ_0; compute it for every key position r and compare.")
+def _rope_one_pair(answer):
+    value = whole_number(answer)
+    scores = _one_pair_scores(5, 41)
+    best = int(np.argmax(np.where(np.arange(41) == 5, -np.inf, scores)))  # the query's own position does not count
+    if value == best:
+        return True
+    if value == 5:
+        return "r = 5 is the query's own position, which the question leaves out."
+    if value == best - 5:
+        return "that is the offset r − p; the question asks for the key position r."
+    if value == int(np.argmin(scores)):
+        return "that key gives the *smallest* score (the two vectors point opposite ways); look for the largest."
+    if 0 <= value < len(scores) and scores[value] > 0.95:
+        return "close to a full turn, but another key position in 0 .. 40 comes closer still: compare them all."
+    if not 0 <= value < len(scores):
+        return "the keys sit at positions 0 to 40."
+    return False
