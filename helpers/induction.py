@@ -1,9 +1,10 @@
 """Notebook 10b's decoder: a two-layer causal language model that learns induction heads.
 
-The task: a sequence is a block of P different letters in random order, repeated until it is
-n tokens long (P = n / 2: the second half repeats the first). A model that predicts the next
-token can only guess during the first pass; from position P on, the next token is the one
-that followed the previous occurrence of the current token, *if* the model can find it.
+The task: a sequence is a block of P different letters in random order (P from
+``min_period`` to ``max_period``, drawn per sequence and never given to the model), repeated
+until it is n tokens long. A model that predicts the next token can only guess during the
+first pass; from position P on, the next token is the one that followed the previous
+occurrence of the current token, *if* the model can find it.
 
 - :class:`InductionConfig`, :func:`make_batch`, :func:`repeated_sequence`: the data.
 - :class:`TinyDecoder`: token + learned position embeddings, pre-norm
