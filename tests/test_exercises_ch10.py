@@ -20,7 +20,7 @@ SHIPPED = load_model()
 X, Y = held_out_set(SHIPPED.config)
 
 
-def mirror(head: int, word: str = "FACADE") -> float:
+def mirror(head: int, word: str = "CHIEF") -> float:
     with torch.no_grad():
         SHIPPED(encode(word)[None])
     i = torch.arange(len(word))
@@ -67,3 +67,10 @@ def test_common_mistakes_get_a_specific_hint(exercise_id, wrong):
 
 def test_one_layer_answer_allows_another_cpus_rounding():
     assert evaluate("10.5", ONE_LAYER + 0.02)[0] and not evaluate("10.5", ONE_LAYER + 0.05)[0]
+
+
+def test_exercise_10_4_asks_about_a_word_the_explorer_does_not_offer():
+    from helpers.exercises.ch10 import WORD_10_4
+    from helpers.explorers.trained import WORDS
+
+    assert WORD_10_4 not in WORDS

@@ -6,7 +6,7 @@ from functools import cache
 import torch
 
 from helpers.checks import exercise, number
-from helpers.scale import LLAMA2_7B, DecoderShape, flops_per_token, peak_memory
+from helpers.scale import LLAMA2_7B, DecoderShape, flops_per_token, peak_memory, score_matrix_bytes
 
 LLAMA2_13B = DecoderShape("Llama 2-13B", d_model=5120, n_layers=40, n_heads=40, d_ff=13824, vocab=32000)
 BATCH, N, D_K = 4, 1536, 64  # exercise 09.1's shapes
@@ -34,14 +34,18 @@ def _batched_peak(answer):
     return math.isclose(value, want, rel_tol=0.02)
 
 
-@exercise("09.2", hint="heads × n × n numbers, 2 bytes each, divided by 2**20.")
+@exercise("09.2", hint="heads × n × n numbers, 2 bytes each, divided by 2**20; use the 13B model's own number of heads.")
 def _score_mib(answer):
     value = number(answer)
-    want = 32 * 4096 * 4096 * 2 / 2**20
+    want = score_matrix_bytes(3000, n_heads=40, bytes_per_value=2) / 2**20
     if math.isclose(value, want * 2**20, rel_tol=1e-6):
         return "that is in bytes; the question asks for MiB (divide by 2**20)."
-    if math.isclose(value, want / 32, rel_tol=1e-6):
-        return "that is one head; the layer has 32."
+    if math.isclose(value, want / 40, rel_tol=1e-6):
+        return "that is one head; the layer has 40."
+    if math.isclose(value, want * 32 / 40, rel_tol=1e-6):
+        return "that counts Llama 2-7B's 32 heads; the 13B model has 40."
+    if math.isclose(value, want * 2, rel_tol=1e-6):
+        return "that is 4 bytes a number (fp32); fp16 takes 2."
     return math.isclose(value, want, rel_tol=1e-3)
 
 

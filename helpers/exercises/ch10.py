@@ -57,7 +57,7 @@ def _block_parameters() -> int:
     return sum(p.numel() for p in EncoderBlock(32, 2, 64).parameters())
 
 
-@exercise("10.2", hint="attention: 4 × (32·32 + 32); MLP: (32·64 + 64) + (64·32 + 32); each LayerNorm: 32 + 32.")
+@exercise("10.2", hint="count every linear layer's weight matrix and its bias, and each LayerNorm's gain and bias.")
 def _encoder_block_parameters(answer):
     value = number(answer)
     want = _block_parameters()
@@ -93,18 +93,21 @@ def _no_padding_mask(answer):
     return math.isclose(value, _accuracy(predicted), abs_tol=0.005)
 
 
-@exercise("10.4", hint="after shipped(encode('FACADE')[None]), take shipped.attention()[1, 0, 1] and average weights[i, 5 - i] for i = 0..5.")
-def _mirror_weight_facade(answer):
+WORD_10_4 = "CHIEF"  # not one of the explorer's words, so its readout cannot give the answer
+
+
+@exercise("10.4", hint="run the shipped model on the word, then average layer 1, head 1's weight on the mirror position over the real rows.")
+def _mirror_weight_chief(answer):
     from helpers.toy_model import encode
 
     model = _shipped()
     with torch.no_grad():
-        model(encode("FACADE")[None])
+        model(encode(WORD_10_4)[None])
     weights = model.attention()[1, 0, 1]  # layer 1, first sequence, head 1
-    i = torch.arange(6)
-    want = float(weights[i, 5 - i].mean())
+    i = torch.arange(len(WORD_10_4))
+    want = float(weights[i, len(WORD_10_4) - 1 - i].mean())
     value = number(answer)
-    wrong_head = float(model.attention()[1, 0, 0][i, 5 - i].mean())
+    wrong_head = float(model.attention()[1, 0, 0][i, len(WORD_10_4) - 1 - i].mean())
     if not math.isclose(want, wrong_head, abs_tol=1e-3) and math.isclose(value, wrong_head, abs_tol=1e-3):
         return "that is head 0; the question asks for head 1."
     diagonal = float(weights[i, i].mean())
@@ -136,7 +139,7 @@ def _why_one_layer(answer):
         return 'answer with one letter: "a", "b", "c" or "d".'
     choice = answer.strip().lower()
     if choice == "a":
-        return "parameters are not what runs out: the one-layer file's metadata says how the same model does when trained ten times longer."
+        return "parameters are not what runs out: the line printed above your answer shows how the same one-layer model does when trained ten times longer."
     if choice == "c":
         return "a softmax can put almost all its weight on one key: look at layer 1's heads in section 5."
     if choice == "d":

@@ -26,7 +26,8 @@ from helpers.widgets import LiveFigure, new_figure
 
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
-GPU_GIB = 80e9 / GIB  # an "80 GB" GPU: 80·10⁹ bytes = 74.5 GiB
+GPU_GIB = 80  # an "80 GB" A100 or H100: its HBM holds 80 GiB (nvidia-smi: 81920 and 81559 MiB), a little less usable
+GPU_LABEL = "80 GB A100/H100 = 80 GiB of HBM (a little less usable)"
 PARTS = {  # right panel: FLOP groups and their colours; the first two make the attention sublayer
     "n × n attention": ("attention scores q·k", "attention weights × V"),
     "Q, K, V, O projections": ("Q, K, V, O projections",),
@@ -54,7 +55,7 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     (kv_dot,) = mem_ax.plot([1], [1], "s", ms=10, color=kv_line.get_color())
     cursor = mem_ax.axvline(CONTEXTS[0], color="black", lw=1, ls=":")
     mem_ax.axhline(GPU_GIB, color="grey", lw=1)
-    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, f"80 GB GPU = {GPU_GIB:.1f} GiB", color="grey", fontsize=8)  # clear of the legend and the start cursor
+    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, GPU_LABEL, color="grey", fontsize=8)  # clear of the legend and the start cursor
     mem_ax.set(xlabel="context length n (tokens)", ylabel="GiB", xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=f"{shape.name}: memory")
     mem_ax.legend(loc="upper left", fontsize=8)
 
