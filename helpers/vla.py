@@ -389,7 +389,7 @@ def load_models(path: str | Path | None = None) -> dict[str, TinyVLA]:
     models = {}
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()
-        for key in (k for k in meta if k.startswith("config.")):
+        for key in sorted(k for k in meta if k.startswith("config.")):  # metadata comes in no fixed order
             name = key.removeprefix("config.")
             model = TinyVLA(VLAConfig(**json.loads(meta[key])))
             model.load_state_dict({k.removeprefix(f"{name}."): f.get_tensor(k) for k in f.keys() if k.startswith(f"{name}.")})

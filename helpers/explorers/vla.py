@@ -1,6 +1,6 @@
 """Notebook 11's explorer and overlay pictures: where the tiny VLA's heads look on the image.
 
-The overlay is one query's attention over the patch tokens, a GRID × GRID grid drawn
+The overlay is one query's attention over the patch tokens, a GRID × GRID grid blended
 over the image (each patch's weight fills its p × p pixels), semi-transparent; the named
 object is outlined and the decoded action marked (a cross at the predicted (x, y)).
 """
@@ -37,6 +37,7 @@ from helpers.vla import (
 from helpers.widgets import LiveFigure, new_figure
 
 MODELS = ("causal", "prefix", "untrained")
+MAGMA = plt.get_cmap("magma")
 N_SEEDS = 30
 OVERLAY_ALPHA = 0.6
 
@@ -70,14 +71,23 @@ def attend(model: TinyVLA, scene: Scene, words: tuple[str, str, str]) -> tuple[n
     return images[0].permute(1, 2, 0).numpy(), weights.numpy(), actions[0]
 
 
-def overlay(ax, image: np.ndarray, weights: np.ndarray, cell: tuple[int, int] | None, action=None):
-    """Draw the image, the attention grid over it, the named object's outline and the action.
+def blend(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The image with one query's patch weights over it: (IMAGE, IMAGE, 3) RGB.
 
-    Returns the artists (image, overlay, outline, marker) so a live figure can update them.
+    Each patch's weight fills its PATCH × PATCH pixels, coloured on magma from 0 to the largest
+    weight, and mixed over the image with opacity OVERLAY_ALPHA.
     """
-    shown = ax.imshow(image, extent=(0, IMAGE, IMAGE, 0), interpolation="nearest")
-    heat = ax.imshow(weights.reshape(GRID, GRID), extent=(0, IMAGE, IMAGE, 0), cmap="magma", alpha=OVERLAY_ALPHA,
-                     interpolation="nearest", vmin=0, vmax=max(float(weights.max()), 1e-9))
+    heat = np.kron(weights.reshape(GRID, GRID), np.ones((PATCH, PATCH)))  # (IMAGE, IMAGE)
+    colours = MAGMA(heat / max(float(heat.max()), 1e-9))[..., :3]
+    return (1 - OVERLAY_ALPHA) * image + OVERLAY_ALPHA * colours
+
+
+def overlay(ax, image: np.ndarray, weights: np.ndarray, cell: tuple[int, int] | None, action=None):
+    """Draw the blended image, the named object's outline and the action's (x, y).
+
+    Returns the artists (picture, outline, marker) so a live figure can update them.
+    """
+    shown = ax.imshow(blend(image, weights), extent=(0, IMAGE, IMAGE, 0), interpolation="nearest")
     outline = Rectangle((0, 0), OBJECT, OBJECT, fill=False, edgecolor="cyan", linewidth=2)
     ax.add_patch(outline)
     _place_outline(outline, cell)
@@ -85,7 +95,7 @@ def overlay(ax, image: np.ndarray, weights: np.ndarray, cell: tuple[int, int] | 
     if action is not None:
         marker.set_data([action[0]], [action[1]])
     ax.set(xlim=(0, IMAGE), ylim=(IMAGE, 0), xticks=[], yticks=[])
-    return shown, heat, outline, marker
+    return shown, outline, marker
 
 
 def _place_outline(outline: Rectangle, cell: tuple[int, int] | None) -> None:
@@ -127,24 +137,21 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
         return (scene, words, present, *attend(models[model], scene, words))
 
     first = held_out_scenes(1, seed=10_000)[0].objects[0]
-    fig = new_figure((4.2, 4.4))
+    fig = new_figure((3.6, 3.6))
     ax = fig.add_subplot()
     scene, _, _, image, weights, _ = compute("causal", 0, first[0], first[1])
-    shown, heat, outline, marker = overlay(ax, image, weights[0, 0, 0], first[2:])
-    caption = ax.set_title(" ", fontsize=9)
+    shown, outline, marker = overlay(ax, image, weights[0, 0, 0], first[2:])
 
     def update(seed, colour, shape, layer, head, query, model):
         scene, words, present, image, weights, actions = compute(model, seed, colour, shape)
         row = weights[layer, head, QUERIES.index(query)]  # (n_patches,)
-        shown.set_data(image)
-        heat.set_data(row.reshape(GRID, GRID))
-        heat.set_clim(0, max(float(row.max()), 1e-9))
+        shown.set_data(blend(image, row))
         _place_outline(outline, scene.objects[0][2:] if present else None)
         x, y, grip = action_pixels(actions)
         marker.set_data([x], [y])
-        caption.set_text(f'"{" ".join(words)}": {query}, layer {layer}, head {head} ({model})')
         share = row / max(float(row.sum()), 1e-12)
-        readouts = {"named object in the image": "yes" if present else "no (the model acts anyway)",
+        readouts = {"instruction": " ".join(words),
+                    "named object in the image": "yes" if present else "no (the model acts anyway)",
                     "decoded action (x, y, gripper)": f"({x:.1f} px, {y:.1f} px, {grip:+.2f})",
                     "image share of this query's weight": float(row.sum())}
         if present:
@@ -166,4 +173,4 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
         "query": toggles(list(QUERIES), QUERIES[1], "query"),
         "model": toggles(list(MODELS), "causal", "model"),
     }
-    return LiveFigure(fig, update, controls, animated=[shown, heat, outline, marker, caption])
+    return LiveFigure(fig, update, controls, animated=[shown, outline, marker])
