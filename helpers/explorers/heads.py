@@ -143,8 +143,9 @@ def heads_explorer(
     return LiveHeatmap(compute, {
         "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description="sentence",
                                      layout=widgets.Layout(width="32em")),
-        "num_heads": heads,
+        # scale before heads: at h = 1 the two scales are the same number (d_k = d_model)
         "scale": widgets.ToggleButtons(options=list(SCALES), value=scale, description="scale"),
+        "num_heads": heads,
         "head": selector,
     }, title="one head's attention weights", figsize=(6.0, 5.0))
 
