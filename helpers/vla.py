@@ -319,14 +319,17 @@ def success_rate(model: TinyVLA, scenes: list[Scene], zero_heads: dict | None = 
     return (predicted == actions).all(dim=1).double().mean().item()
 
 
-def train(model: TinyVLA, progress: bool = True, eval_every: int = 100) -> tuple[list[float], list[tuple[int, float]]]:
+def train(
+    model: TinyVLA, progress: bool = True, eval_every: int = 100, bar_position: int = 0
+) -> tuple[list[float], list[tuple[int, float]]]:
     """AdamW, one-cycle schedule, gradients clipped to norm 1, cross-entropy on the shape word and the 3 action tokens.
 
     Scoring the shape word after the colour word (which the image decides: one object per
     colour) makes the colour word look at its object early; OpenVLA scores only the actions.
 
     Returns the losses and the held-out success every ``eval_every`` steps (on 256 scenes).
-    Training never draws a scene of :func:`held_out_scenes`.
+    Training never draws a scene of :func:`held_out_scenes`. ``bar_position``: the progress
+    bar's line on the terminal, for runs in parallel processes.
     """
     config = model.config
     rng = np.random.default_rng(config.data_seed)
@@ -336,7 +339,8 @@ def train(model: TinyVLA, progress: bool = True, eval_every: int = 100) -> tuple
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.lr, total_steps=config.steps)
     losses, curve = [], []
     n = config.n_patches + 2  # the query that writes action k sits at n + k; the colour word at n - 1
-    for step in tqdm(range(1, config.steps + 1), desc=f"training ({config.mask})", disable=not progress, mininterval=0.5):
+    for step in tqdm(range(1, config.steps + 1), desc=f"training ({config.mask})", disable=not progress, mininterval=0.5,
+                     position=bar_position):
         scenes = []
         while len(scenes) < config.batch_size:
             scene = sample_scene(rng, n_objects=int(rng.integers(config.min_objects, 4)))
@@ -360,14 +364,16 @@ def train(model: TinyVLA, progress: bool = True, eval_every: int = 100) -> tuple
     return losses, curve
 
 
-def train_and_time(config: VLAConfig, progress: bool = True) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float]:
+def train_and_time(
+    config: VLAConfig, progress: bool = True, bar_position: int = 0
+) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float]:
     """Build and train on one thread: (model, losses, curve, seconds)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         model = build_model(config)
         start = time.perf_counter()
-        losses, curve = train(model, progress)
+        losses, curve = train(model, progress, bar_position=bar_position)
         seconds = time.perf_counter() - start
     finally:
         torch.set_num_threads(threads)
