@@ -110,6 +110,9 @@ def _messages_in(path: Path) -> list[str]:
     for node in tree.body:  # module-level tables of messages (e.g. one "why" per case)
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict | ast.List | ast.Tuple):
             found += [t for t in _strings_under(node.value) if " " in t]
+    for node in ast.walk(tree):  # tables of hints inside a checker: {hint: wrong answer, ...}
+        if isinstance(node, ast.Dict):
+            found += [t for key in node.keys if key is not None for t in _strings_under(key) if " " in t]
     return list(dict.fromkeys(found))
 
 

@@ -141,10 +141,12 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
     ax = fig.add_subplot()
     scene, _, _, image, weights, _ = compute("causal", 0, first[0], first[1])
     shown, outline, marker = overlay(ax, image, weights[0, 0, 0], first[2:])
+    title = ax.set_title(" ", fontsize=9)  # the instruction and the query: a word the query cannot see still shows
 
     def update(seed, colour, shape, layer, head, query, model):
         scene, words, present, image, weights, actions = compute(model, seed, colour, shape)
         row = weights[layer, head, QUERIES.index(query)]  # (n_patches,)
+        title.set_text(f'"{" ".join(words)}": {query}, layer {layer}, head {head}')
         shown.set_data(blend(image, row))
         _place_outline(outline, scene.objects[0][2:] if present else None)
         x, y, grip = action_pixels(actions)
@@ -173,4 +175,4 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
         "query": toggles(list(QUERIES), QUERIES[1], "query"),
         "model": toggles(list(MODELS), "causal", "model"),
     }
-    return LiveFigure(fig, update, controls, animated=[shown, outline, marker])
+    return LiveFigure(fig, update, controls, animated=[shown, outline, marker, title])
