@@ -1,6 +1,6 @@
 """Notebook 11's tiny vision-language-action model: OpenVLA's design at toy size.
 
-    scenes        24 × 24 px RGB images with three coloured objects, an instruction
+    scenes        32 × 32 px RGB images with two or three coloured objects, an instruction
                   ("pick red cup") and the action: the target's centre (x, y) and a gripper value
     patchify      (B, 3, H, W) -> (B, n_patches, 3·p·p) by reshape; PatchEmbedding does the same
                   cut and a linear map in one strided Conv2d, as ViT's code does
@@ -109,7 +109,7 @@ def sample_scene(rng: np.random.Generator, combos: str = "train", n_objects: int
 
 
 def render(scenes: list[Scene]) -> torch.Tensor:
-    """Scenes -> images (B, 3, IMAGE, IMAGE), values in [0, 1] on a light grey background."""
+    """Scenes -> images (B, 3, IMAGE, IMAGE), values in [0, 1] on a black background."""
     images = np.full((len(scenes), 3, IMAGE, IMAGE), BACKGROUND, np.float32)
     for b, scene in enumerate(scenes):
         for colour, shape, r, c in scene.objects:
@@ -306,7 +306,8 @@ def build_model(config: VLAConfig = VLAConfig()) -> TinyVLA:
 
 
 def held_out_scenes(size: int = 1000, combos: str = "train", seed: int = 1234) -> list[Scene]:
-    """Scenes for testing (a seed training never uses); training skips every one of them."""
+    """Scenes for testing, drawn with their own seed. Training skips every scene of the default set
+    (1000 scenes, seed 1234); other sizes and seeds are not excluded, and "held out" targets never occur in training."""
     rng = np.random.default_rng(seed)
     return [sample_scene(rng, combos) for _ in range(size)]
 
@@ -436,8 +437,10 @@ def mass_shares(weights: torch.Tensor, scenes: list[Scene]) -> dict[str, torch.T
     """Share of each query's image attention on the target's patches and on the distractors'.
 
     weights: (..., B, h, q, n_patches) from :func:`image_attention`. Returns "target",
-    "distractors" (both (..., h, q), averaged over the scenes) and the chance levels
-    (patches covered / all patches) as floats in "chance target", "chance distractors".
+    "distractors" (both (..., h, q), shares of the weight on the patches, averaged over the
+    scenes), "image" ((..., h, q): the weight on all patches together, the part of the whole
+    row that the shares divide up) and the chance levels (patches covered / all patches) as
+    floats in "chance target", "chance distractors".
     """
     covered = torch.stack([object_patches(s) for s in scenes]).to(weights.dtype)  # (B, objects, n_patches)
     image_mass = weights.sum(-1).clamp_min(1e-12)  # (..., B, h, q)
@@ -446,6 +449,7 @@ def mass_shares(weights: torch.Tensor, scenes: list[Scene]) -> dict[str, torch.T
     return {
         "target": on[..., 0].mean(-3),
         "distractors": on[..., 1:].sum(-1).mean(-3),
+        "image": weights.sum(-1).mean(-3),
         "chance target": float(covered[:, 0].sum(-1).mean() / n_patches),
         "chance distractors": float(covered[:, 1:].sum((-1, -2)).mean() / n_patches),
     }

@@ -171,6 +171,9 @@ def test_attention_shares_sum_and_chance(shipped):
     assert shares["chance target"] == FOOT**2 / GRID**2 and shares["chance distractors"] == 2 * FOOT**2 / GRID**2
     total = shares["target"] + shares["distractors"]
     assert ((total >= 0) & (total <= 1 + 1e-6)).all()
+    assert shares["image"].shape == shares["target"].shape
+    torch.testing.assert_close(shares["image"], weights.sum(-1).mean(1))  # the part of each row on the patches
+    assert ((shares["image"] >= 0) & (shares["image"] <= 1 + 1e-6)).all()
 
 
 def test_swap_colour_names_the_other_object_of_the_same_shape():

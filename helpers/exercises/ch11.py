@@ -42,7 +42,7 @@ def _reference_patchify(images: torch.Tensor, p: int) -> torch.Tensor:
     return x.reshape(B, (H // p) * (W // p), C * p * p)
 
 
-@exercise("11.2", hint="reshape to (B, rows, cols, C, p, p), permute back to (B, C, rows, p, cols, p), then reshape to (B, C, rows·p, cols·p).")
+@exercise("11.2", hint="patchify_by_reshape does a reshape, a permute and a reshape: undo them in reverse order, with the permute that puts every axis back where it came from.")
 def _unpatchify(answer):
     if not callable(answer):
         return "the answer is the function itself: check(\"11.2\", unpatchify)."
