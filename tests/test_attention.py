@@ -197,7 +197,7 @@ def test_padding_mask_shape_and_values():
 
 
 def test_mask_helpers_bad_input():
-    with pytest.raises(ValueError, match=r"\(B, L\).*\(3,\)"):
+    with pytest.raises(ValueError, match=r"\(B, n\).*\(3,\)"):
         padding_mask([1, 2, 0])
     with pytest.raises(TypeError, match="integer"):
         padding_mask(torch.ones(2, 3))
