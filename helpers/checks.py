@@ -70,7 +70,7 @@ def evaluate(exercise_id: str, answer: Any) -> tuple[bool, str]:
     try:
         verdict = ex.checker(answer)
     except Exception as exc:  # an answer of the wrong kind must not crash the lesson
-        problem = f"{type(exc).__name__}: {exc}"
+        problem = f"{type(exc).__name__}: {_(str(exc))}"
         return False, _(f"Not yet: could not check this answer ({problem}). Hint: {ex.hint}")
     if verdict is True:
         return True, _("Correct!")
