@@ -23,8 +23,8 @@ from pathlib import Path
 
 LANGUAGES = ("en", "ko")
 ENV = "ATTENTION_LAB_LANG"
-LOCALE = Path(__file__).resolve().parent / "locale"
 PACKAGE = Path(__file__).resolve().parent
+LOCALE = PACKAGE / "locale"
 FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")  # a template's {field}, skipping {{ and }}
 
 _chosen: str | None = None

@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "prune":
         print(f"removed {prune()} translations of cells or messages that no longer exist")
         return 0
-    problems = all_problems(check_built=args.command == "build" and args.check or args.command == "status")
+    problems = all_problems(check_built=args.command == "status" or args.check)
     if args.command == "build" and args.only:
         for notebook in (p.resolve() for p in args.only):
             gaps = [p for p in prose_problems(notebook) if p.kind != "orphan"]
