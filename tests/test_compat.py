@@ -76,6 +76,28 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+@pytest.mark.parametrize("backend", ["module://matplotlib_inline.backend_inline", "Agg"])
+def test_figures_draw_inside_an_ipython_session(backend):
+    """What a notebook does: an IPython shell, a backend, a heatmap and an explorer's picture.
+    The inline backend is Jupyter's default; Agg stands for any other (ipympl, a saved file).
+    matplotlib 3.8 fails here with Agg under IPython 9 (it imports `backend2gui`, which IPython 9
+    removed), which is why pyproject.toml asks for matplotlib 3.9."""
+    done = run_python(f"""
+import matplotlib
+import numpy as np
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+matplotlib.use({backend!r})
+from helpers.plots import attention_heatmap
+from helpers.explorers.saturation import saturation_explorer
+attention_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], title="t")
+data, _ = shell.display_formatter.format(saturation_explorer())
+assert data["image/png"]
+print("ok")
+""")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 def first_code_cell(path: Path) -> str:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
