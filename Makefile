@@ -35,8 +35,7 @@ test: $(STAMP) lint
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
 
 # The unit and explorer tests (not nbval) in a second environment holding exactly the oldest
-# versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26, ...),
-# with the notebooks' backend.
+# versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26, ...).
 COMPAT       := .venv-compat
 COMPAT_STAMP := $(COMPAT)/.installed
 
@@ -50,7 +49,7 @@ test-compat: $(COMPAT_STAMP)
 	@$(COMPAT)/bin/python -c "import ipywidgets, matplotlib, numpy, torch; \
 		print('test-compat: ipywidgets', ipywidgets.__version__, '| numpy', numpy.__version__, \
 		'| matplotlib', matplotlib.__version__, '| torch', torch.__version__)"
-	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
+	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
