@@ -129,7 +129,7 @@ def main() -> int:
         print(f"{path.name:<34}{core:>6}{deep:>12}" + ("   over the 40-minute core path" if core > CORE_LIMIT else ""))
         over += [path.name] if core > CORE_LIMIT else []
         if args.write and write(path):
-            print(f"  rewrote its **Time:** line")
+            print("  rewrote its **Time:** line")
     return 1 if over else 0
 
 
