@@ -43,8 +43,9 @@ check: test test-portable
 test-portable: $(STAMP)
 	$(BIN)/python scripts/portable_check.py $(ONLY)
 
-# The unit and explorer tests (not nbval) in a second environment holding exactly the oldest
-# versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26, ...).
+# The unit and explorer tests, then nbval on both editions, in a second environment holding exactly
+# the oldest versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26,
+# ...): a stored output must read the same under every supported version.
 COMPAT       := .venv-compat
 COMPAT_STAMP := $(COMPAT)/.installed
 
@@ -59,6 +60,9 @@ test-compat: $(COMPAT_STAMP)
 		print('test-compat: ipywidgets', ipywidgets.__version__, '| numpy', numpy.__version__, \
 		'| matplotlib', matplotlib.__version__, '| torch', torch.__version__)"
 	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
+	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest notebooks --nbval \
+		--nbval-current-env --nbval-cell-timeout=300 \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
