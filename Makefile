@@ -96,9 +96,11 @@ site: $(SITE_STAMP)
 # Every page of both editions in headless Chromium (served from 127.0.0.1): no console error,
 # no failed or outside request, maths typeset, every control of every explorer moves the picture
 # and readouts, latency measured; screenshots and results in build/site-e2e/.
+# fonts-nanum: a Hangul font, so the Korean pages' screenshots are legible (readers have their own).
 test-site: site
-	@test -x $(CHROMIUM) || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); export DEBIAN_FRONTEND=noninteractive; \
-		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+	@{ test -x $(CHROMIUM) && fc-list 2>/dev/null | grep -qi nanum; } || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		export DEBIAN_FRONTEND=noninteractive; PKGS="$$(test -x $(CHROMIUM) || echo chromium) fonts-nanum"; \
+		$$SUDO apt-get install -y $$PKGS || { $$SUDO apt-get update && $$SUDO apt-get install -y $$PKGS; }; }
 	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
 	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_site.py -v
 

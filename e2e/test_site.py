@@ -149,6 +149,20 @@ def test_page_loads_clean_offline_typeset_and_linked(browser, site_url, path):
         context.close()
 
 
+@pytest.mark.parametrize("locale, lang", [("en-US", "en"), ("ko-KR", "ko")])
+def test_landing_page_opens_the_readers_edition(browser, site_url, locale, lang):
+    context = browser.new_context(viewport=VIEWPORT, locale=locale)
+    try:
+        page = context.new_page()
+        watch = Watch(page, site_url)
+        page.goto(site_url)
+        page.wait_for_url(f"**/{lang}/index.html")
+        page.wait_for_load_state("networkidle")
+        assert not watch.errors and not watch.outside
+    finally:
+        context.close()
+
+
 def test_korean_interface_is_korean(browser, site_url):
     context, page, watch = open_page(browser, site_url, "ko/03_scaling_sqrt_dk.html")
     try:
