@@ -86,9 +86,22 @@ class Watch:
         self.outside: list[str] = []
         page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url} {r.failure}"))
+        self.leaving = False  # a reload in progress aborts the pictures being fetched ahead: not a failure
+        page.on("requestfailed", self._failed)
         page.on("response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
         page.on("request", lambda r: None if r.url.startswith((origin, "data:", "blob:")) else self.outside.append(r.url))
+
+    def _failed(self, request) -> None:
+        if not (self.leaving and "ERR_ABORTED" in (request.failure or "")):
+            self.errors.append(f"failed: {request.url} {request.failure}")
+
+    def reload(self, page) -> None:
+        self.leaving = True
+        try:
+            page.reload()
+            page.wait_for_load_state("networkidle")
+        finally:
+            self.leaving = False
 
 
 def bytes_loaded(page) -> int:
@@ -293,8 +306,7 @@ def test_every_control_moves_the_picture(browser, site_url, lang, stem):
                     if len(readouts) > 1:
                         break
             assert len(readouts) > 1, f"{name} ({kind}) never changed the readouts"
-            page.reload()  # back to the notebook's position for the next control
-            page.wait_for_load_state("networkidle")
+            watch.reload(page)  # back to the notebook's position for the next control
             _ready_explorer(page)
         RESULTS["explorers"][f"{lang}/{stem}"] = {"moves": steps}
         assert not watch.errors, "\n".join(watch.errors[:10])
