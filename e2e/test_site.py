@@ -65,17 +65,19 @@ def site_url():
 @pytest.fixture(scope="session", autouse=True)
 def report(request):
     yield
-    terminal = request.config.pluginmanager.getplugin("terminalreporter")
-    say = terminal.write_line if terminal else print
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+    lines = []
     loads = RESULTS["first_load"]
     if loads:
         page, size = max(loads.items(), key=lambda kv: kv[1])
-        say(f"site: {len(loads)} pages; largest first load {size / 1e6:.2f} MB ({page})")
+        lines.append(f"site: {len(loads)} pages; largest first load {size / 1e6:.2f} MB ({page})")
     for name, result in RESULTS["latency"].items():
-        say(f"site latency {name}: median {result['median_ms']:.1f} ms over {result['changes']} changes "
-          f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms)")
+        lines.append(f"site latency, {name}: median {result['median_ms']:.1f} ms over {result['changes']} changes "
+                     f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms)")
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print("\n" + "\n".join(lines))
 
 
 class Watch:
