@@ -256,7 +256,6 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
         if i == 0:
             cells.append(_markdown_cell("al-practice", practice_box(page, language, repository)))
     nb["cells"] = cells
-    nb.setdefault("metadata", {})["language_info"] = nb.get("metadata", {}).get("language_info", {"name": "python"})
     return nb
 
 
