@@ -10,7 +10,7 @@ INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as s
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
-.PHONY: setup lab check test test-portable test-compat lint notebooks kernel e2e clean
+.PHONY: setup lab check test test-portable test-compat lint notebooks kernel e2e site test-site clean
 
 setup: $(STAMP)
 
@@ -90,7 +90,32 @@ e2e: $(STAMP)
 	@test -x $(CHROMIUM) || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); export DEBIAN_FRONTEND=noninteractive; \
 		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
 	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
-	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v --ignore=e2e/test_site.py
+
+# The static site (both editions, explorers live, no server): build/site/. The toolchain
+# (requirements-site.txt, PyPI only) goes into .venv; pictures and Sphinx's state are cached in
+# build/site-cache/, so a rebuild redraws and re-reads only what changed. SITE_REPOSITORY is the
+# one repository URL the pages' "Open in Colab" and clone commands are built from.
+SITE_STAMP      := $(VENV)/.site-installed
+SITE_REPOSITORY ?= https://github.com/attention-lab/attention-lab
+
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	$(BIN)/python -m pip install --quiet -r requirements-site.txt
+	@touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	SITE_REPOSITORY=$(SITE_REPOSITORY) OMP_NUM_THREADS=1 MPLBACKEND=Agg $(BIN)/python -m website.build
+
+# Every page of both editions in headless Chromium (served from 127.0.0.1): no console error,
+# no failed or outside request, maths typeset, every control of every explorer moves the picture
+# and readouts, latency measured; screenshots and results in build/site-e2e/.
+# fonts-nanum: a Hangul font, so the Korean pages' screenshots are legible (readers have their own).
+test-site: site
+	@{ test -x $(CHROMIUM) && fc-list 2>/dev/null | grep -qi nanum; } || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		export DEBIAN_FRONTEND=noninteractive; PKGS="$$(test -x $(CHROMIUM) || echo chromium) fonts-nanum"; \
+		$$SUDO apt-get install -y $$PKGS || { $$SUDO apt-get update && $$SUDO apt-get install -y $$PKGS; }; }
+	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_site.py -v
 
 clean:
 	rm -rf $(VENV) $(COMPAT) build .pytest_cache .ruff_cache

@@ -18,7 +18,8 @@ import html
 import struct
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -82,13 +83,18 @@ def png_bytes(fig: Figure) -> bytes:
             + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
 
 
+def format_readout(value: float | int | str) -> str:
+    """One readout as shown beside the picture: a float with 3 decimals, anything else as is."""
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def format_readouts(readouts: Readouts) -> str:
     """An HTML table of name: value, floats with 3 decimals."""
     cell = "padding:0 0.4em;white-space:nowrap"  # a name or value never wraps mid-word
     rows = "".join(
         f"<tr><td style='{cell}'>{html.escape(str(k))}</td>"
         f"<td style='{cell};text-align:right;font-family:monospace'>"
-        f"{html.escape(f'{v:.3f}' if isinstance(v, float) else str(v))}</td></tr>"
+        f"{html.escape(format_readout(v))}</td></tr>"
         for k, v in readouts.items()
     )
     return f"<table>{rows}</table>"
@@ -153,8 +159,28 @@ class LiveFigure:
     def _on_change(self, _change) -> None:
         self.refresh()
 
+    _held = False  # inside held(): control changes do not redraw
+
+    @contextmanager
+    def held(self, redraw: bool = True) -> Iterator[None]:
+        """Move several controls with one redraw: inside, a control change draws nothing
+        (the controls' own links, such as a slider whose maximum follows another, still run);
+        on leaving, one refresh shows where they ended, unless ``redraw`` is False.
+
+        Used to set a position in one step, e.g. to render the explorer at given values.
+        """
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+        if redraw:
+            self.refresh()
+
     def refresh(self) -> None:
         """Run the update, redraw and publish the new picture and readouts."""
+        if self._held:
+            return
         start = time.perf_counter()
         self.readouts = dict(self._update(**self.values) or {})
         self.image.value = self.render()

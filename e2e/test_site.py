@@ -1,0 +1,401 @@
+"""The static site (``make site``) in headless Chromium, as a reader meets it, with no network.
+
+build/site/ is served from 127.0.0.1 by a thread of this process. Each page of both editions
+opens in a fresh browser context (nothing cached), so its first load is what a new reader
+downloads. Every page: no console error, no failed request, no request leaving the site's
+origin, maths typeset, a link to its twin in the other language, and a first load within
+budget. Every explorer: every control moved from the keyboard or the mouse, each move showing
+the picture and readouts of the new position; a few positions checked pixel for pixel
+against the kernel's own picture; the input-to-picture latency measured and printed.
+Results and screenshots: build/site-e2e/.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import re
+import statistics
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from e2e.conftest import VIEWPORT
+from e2e.jupyter_server import REPO
+
+SITE = REPO / "build" / "site"
+OUT = REPO / "build" / "site-e2e"
+FIRST_LOAD_BUDGET = 3_000_000  # bytes a page may load before the reader touches a control
+LATENCY_BUDGET_MS = 16.0  # median, a control change to the new picture painted
+PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.glob("*/**/*.html")
+               if "/_static/" not in p.as_posix()) if SITE.exists() else []  # _static: the theme's template files
+EXPLORER_PAGES = sorted({(lang, m.parent.name.rsplit("-", 1)[0])  # (language, notebook)
+                         for lang in ("en", "ko") for m in (SITE / lang / "_explorers").glob("*/manifest.json")}) \
+    if SITE.exists() else []
+RESULTS: dict = {"first_load": {}, "latency": {}, "explorers": {}}
+SCREENSHOTS = {"en/index.html", "ko/index.html", "en/03_scaling_sqrt_dk.html", "ko/05_masking.html",
+               "en/11_tiny_vla.html"}
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url():
+    if not (SITE / "en" / "index.html").exists():
+        pytest.fail("build/site/ is missing: run `make site` first (`make test-site` does)")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(SITE)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def report(request):
+    yield
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+    lines = []
+    loads = RESULTS["first_load"]
+    if loads:
+        page, size = max(loads.items(), key=lambda kv: kv[1])
+        lines.append(f"site: {len(loads)} pages; largest first load {size / 1e6:.2f} MB ({page})")
+    for name, result in RESULTS["latency"].items():
+        lines.append(f"site latency, {name}: median {result['median_ms']:.1f} ms over {result['changes']} changes "
+                     f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms)")
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print("\n" + "\n".join(lines))
+
+
+class Watch:
+    """What a page did: console errors, failed requests, requests to another origin."""
+
+    def __init__(self, page, origin: str) -> None:
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.leaving = False  # a reload in progress aborts the pictures being fetched ahead: not a failure
+        page.on("requestfailed", self._failed)
+        page.on("response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+        page.on("request", lambda r: None if r.url.startswith((origin, "data:", "blob:")) else self.outside.append(r.url))
+
+    def _failed(self, request) -> None:
+        if not (self.leaving and "ERR_ABORTED" in (request.failure or "")):
+            self.errors.append(f"failed: {request.url} {request.failure}")
+
+    def reload(self, page) -> None:
+        self.leaving = True
+        try:
+            page.reload()
+            page.wait_for_load_state("networkidle")
+        finally:
+            self.leaving = False
+
+
+def bytes_loaded(page) -> int:
+    """Bytes the page has downloaded so far: its HTML and every resource (Resource Timing)."""
+    return page.evaluate("""() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+      .reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)""")
+
+
+def open_page(browser, url: str, path: str):
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watch = Watch(page, url)
+    page.goto(url + path)
+    page.wait_for_load_state("networkidle")
+    return context, page, watch
+
+
+def visible_text_outside_code(page) -> str:
+    return page.evaluate("""() => {
+      const clone = document.querySelector('main, article, body').cloneNode(true);
+      clone.querySelectorAll('pre, code, script, style, .highlight, mjx-container, .MathJax').forEach(e => e.remove());
+      return clone.textContent;
+    }""")
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_clean_offline_typeset_and_linked(browser, site_url, path):
+    context, page, watch = open_page(browser, site_url, path)
+    try:
+        if page.locator(".math").count():
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            page.evaluate("() => MathJax.startup.promise")
+            assert page.locator("mjx-container").count() > 0, "maths on the page but nothing typeset"
+        text = visible_text_outside_code(page)
+        raw = re.findall(r"\$\$|\\\(|\\\[|(?<![\w$])\$[^$\s][^$]*\$(?![\w$])", text)
+        assert not raw, f"untypeset maths: {raw[:5]}"
+        lang = path.split("/")[0]
+        other = "ko" if lang == "en" else "en"
+        twin = page.locator(f"a.al-lang-switch[hreflang='{other}']")
+        assert twin.count() == 1, "no link to the page in the other language"
+        target = (SITE / lang / Path(path).relative_to(lang).parent / twin.get_attribute("href")).resolve()
+        assert target.exists(), f"the twin link points to a missing page: {target}"
+        assert page.locator("html").get_attribute("lang") == lang
+        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 700) {"
+                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+        page.wait_for_load_state("networkidle")
+        loaded = bytes_loaded(page)
+        RESULTS["first_load"][path] = loaded
+        if path in SCREENSHOTS:
+            OUT.mkdir(parents=True, exist_ok=True)
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.screenshot(path=str(OUT / (path.replace("/", "_").replace(".html", ".png"))))
+        assert not watch.outside, f"requests left the site: {watch.outside[:5]}"
+        assert not watch.errors, "\n".join(watch.errors[:10])
+        assert loaded <= FIRST_LOAD_BUDGET, f"first load {loaded / 1e6:.2f} MB > 3 MB"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("locale, lang", [("en-US", "en"), ("ko-KR", "ko")])
+def test_landing_page_opens_the_readers_edition(browser, site_url, locale, lang):
+    context = browser.new_context(viewport=VIEWPORT, locale=locale)
+    try:
+        page = context.new_page()
+        watch = Watch(page, site_url)
+        page.goto(site_url)
+        page.wait_for_url(f"**/{lang}/index.html")
+        page.wait_for_load_state("networkidle")
+        assert not watch.errors and not watch.outside
+    finally:
+        context.close()
+
+
+def test_korean_interface_is_korean(browser, site_url):
+    context, page, watch = open_page(browser, site_url, "ko/03_scaling_sqrt_dk.html")
+    try:
+        chrome = page.evaluate("""() => {
+          const parts = [];
+          document.querySelectorAll('.bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, footer, .prev-next-area')
+            .forEach(e => parts.push(e.innerText));
+          document.querySelectorAll('[aria-label], [title], [placeholder]').forEach(e => {
+            if (!e.closest('article')) parts.push(e.getAttribute('aria-label') || '', e.getAttribute('title') || '',
+                                                  e.getAttribute('placeholder') || '');
+          });
+          return parts.join('\\n');
+        }""")
+        english = [w for w in ("Search", "Contents", "Skip to main content", "Back to top", "Toggle primary sidebar",
+                               "previous", "next", "On this page", "Light", "Dark", "Download") if w in chrome]
+        assert not english, f"English interface text on a Korean page: {english}"
+        assert "검색" in chrome and "English" in chrome
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang, word", [("en", "softmax"), ("ko", "어텐션"), ("ko", "소프트맥스")])
+def test_search_finds_pages(browser, site_url, lang, word):
+    context, page, watch = open_page(browser, site_url, f"{lang}/search.html?q={word}")
+    try:
+        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30_000)
+        assert page.locator("#search-results li").count() >= 3
+        assert not watch.errors and not watch.outside
+    finally:
+        context.close()
+
+
+def _explorer_state(page) -> dict:
+    return page.evaluate("""() => {
+      const ex = document.querySelector('.al-explorer').alExplorer;
+      const img = document.querySelector('.al-explorer .al-picture img');
+      return {state: ex.state, src: img.getAttribute('src'), readouts: document.querySelector('.al-explorer .al-readouts').innerText,
+              frame: ex.m.frames[ex.state], complete: img.complete && img.naturalWidth > 0};
+    }""")
+
+
+def _wait_shown(page, state_before: int):
+    page.wait_for_function("""(before) => {
+      const ex = document.querySelector('.al-explorer').alExplorer;
+      const img = document.querySelector('.al-explorer .al-picture img');
+      return ex.state !== before && img.getAttribute('src').endsWith(ex.m.frames[ex.state]) && img.complete;
+    }""", arg=state_before)
+
+
+def _moves(page) -> list[tuple[int, str, list]]:
+    """Per control: its index, kind and the positions to visit from the start (every option)."""
+    return page.evaluate("""() => {
+      const ex = document.querySelector('.al-explorer').alExplorer;
+      return ex.m.controls.map((c, i) => [i, c.kind, ex.ui(ex.state, i).map(p => p[0])]);
+    }""")
+
+
+def move(page, control: int, kind: str, value: int, position: int) -> None:
+    """Move one control the way a reader does: keys for a slider, a click, a choice in a list."""
+    root = page.locator(".al-explorer").first
+    element = root.locator(f"[data-control='{control}']")
+    if kind == "slider":
+        element.focus()
+        now = int(element.input_value())
+        key = "ArrowRight" if position > now else "ArrowLeft"
+        for _ in range(abs(position - now)):
+            page.keyboard.press(key)
+    elif kind == "dropdown":
+        element.select_option(str(value))
+    elif kind == "checkbox":
+        element.click()
+    else:
+        element.locator(f"button[data-value='{value}']").click()
+
+
+def _ready_explorer(page):
+    root = page.locator(".al-explorer").first
+    root.scroll_into_view_if_needed()
+    root.hover()
+    page.wait_for_function("() => document.querySelector('.al-explorer').alExplorer.m !== undefined")
+
+
+def _current(page, control: int) -> int:
+    return page.evaluate("(c) => { const ex = document.querySelector('.al-explorer').alExplorer;"
+                         " return ex.m.states[ex.state][c]; }", control)
+
+
+def _sweep(page, control: int, kind: str) -> tuple[set, set, int]:
+    """Move one control over every position it offers here; the pictures and readouts seen."""
+    start = _explorer_state(page)
+    frames, readouts, moved = {start["frame"]}, {start["readouts"]}, 0
+    values = next(v for c, _, v in _moves(page) if c == control)
+    for position, value in enumerate(values):
+        if value == _current(page, control):
+            continue
+        before = _explorer_state(page)
+        move(page, control, kind, value, position)
+        _wait_shown(page, before["state"])
+        after = _explorer_state(page)
+        assert after["complete"], "the new picture did not load"
+        frames.add(after["frame"])
+        readouts.add(after["readouts"])
+        moved += 1
+    return frames, readouts, moved
+
+
+@pytest.mark.parametrize("lang, stem", EXPLORER_PAGES)
+def test_every_control_moves_the_picture(browser, site_url, lang, stem):
+    """From the notebook's starting position, each control over every position it offers."""
+    context, page, watch = open_page(browser, site_url, f"{lang}/{stem}.html")
+    try:
+        _ready_explorer(page)
+        steps = 0
+        for control, kind, _ in _moves(page):
+            name = page.evaluate("(c) => document.querySelector('.al-explorer').alExplorer.m.controls[c].name", control)
+            frames, readouts, moved = _sweep(page, control, kind)
+            steps += moved
+            assert len(frames) > 1, f"{name} ({kind}) never changed the picture"
+            if len(readouts) == 1:  # e.g. the order of the tokens, without positions: equivariant by design
+                for other, other_kind, other_values in _moves(page):  # so sweep it again one move away
+                    if other == control or len(other_values) < 2:
+                        continue
+                    before = _explorer_state(page)
+                    value = next(v for v in other_values if v != _current(page, other))
+                    move(page, other, other_kind, value, other_values.index(value))
+                    _wait_shown(page, before["state"])
+                    readouts |= _sweep(page, control, kind)[1]
+                    if len(readouts) > 1:
+                        break
+            assert len(readouts) > 1, f"{name} ({kind}) never changed the readouts"
+            watch.reload(page)  # back to the notebook's position for the next control
+            _ready_explorer(page)
+        RESULTS["explorers"][f"{lang}/{stem}"] = {"moves": steps}
+        assert not watch.errors, "\n".join(watch.errors[:10])
+        assert not watch.outside, watch.outside[:5]
+    finally:
+        context.close()
+
+
+def _kernel_picture(stem: str, lang: str, values: dict) -> np.ndarray:
+    """The picture the notebook's explorer draws at these control values, in this process."""
+    from helpers import i18n
+    from helpers.explorers.registry import EXPLORER_CELLS, build_explorer
+
+    cell_id = next(c for s, c in EXPLORER_CELLS if s == stem)
+    folder = REPO / "notebooks" / ("ko" if lang == "ko" else "")
+    i18n.set_language(lang)
+    try:
+        explorer = build_explorer(folder / f"{stem}.ipynb", cell_id)
+        with explorer.held():
+            for _ in range(3):  # a control may bound another: repeat until all are set
+                for name, value in values.items():
+                    try:
+                        explorer.controls[name].value = value
+                    except Exception:  # noqa: BLE001
+                        pass
+        return np.asarray(Image.open(io.BytesIO(explorer.image.value)).convert("RGB"))
+    finally:
+        i18n.set_language(None)
+
+
+@pytest.mark.parametrize("lang, stem", [("en", "03_scaling_sqrt_dk"), ("en", "05_masking"), ("ko", "04_self_attention_qkv"),
+                                        ("en", "11_tiny_vla")])
+def test_site_picture_is_the_kernels(browser, site_url, lang, stem):
+    """After a few moves, the picture the page shows is, pixel for pixel, the one the kernel draws."""
+    context, page, watch = open_page(browser, site_url, f"{lang}/{stem}.html")
+    try:
+        _ready_explorer(page)
+        rng = np.random.default_rng(len(stem))
+        for _ in range(3):
+            moves = _moves(page)
+            control, kind, values = moves[int(rng.integers(len(moves)))]
+            before = _explorer_state(page)
+            choices = [(i, v) for i, v in enumerate(values) if v != _current(page, control)]
+            position, value = choices[int(rng.integers(len(choices)))]
+            move(page, control, kind, value, position)
+            _wait_shown(page, before["state"])
+        shown = page.evaluate("""async () => {
+          const ex = document.querySelector('.al-explorer').alExplorer;
+          const values = {};
+          ex.m.controls.forEach((c, i) => { values[c.name] = c.values[ex.m.states[ex.state][i]]; });
+          return {values, src: new URL(document.querySelector('.al-explorer .al-picture img').getAttribute('src'), location.href).href};
+        }""")
+        webp = page.request.get(shown["src"]).body()
+        site = np.asarray(Image.open(io.BytesIO(webp)).convert("RGB"))
+        kernel = _kernel_picture(stem, lang, shown["values"])
+        assert site.shape == kernel.shape and np.array_equal(site, kernel), f"site and kernel differ at {shown['values']}"
+    finally:
+        context.close()
+
+
+def test_latency_one_display_frame(browser, site_url):
+    """Notebook 03's d_k slider, one arrow key at a time: input event to the new picture painted."""
+    context, page, watch = open_page(browser, site_url, "en/03_scaling_sqrt_dk.html")
+    try:
+        root = page.locator(".al-explorer").first
+        root.scroll_into_view_if_needed()
+        slider = root.locator("input[type=range][data-control='0']")
+        slider.focus()
+        page.wait_for_function("() => document.querySelector('.al-explorer').alExplorer.m !== undefined")
+        page.keyboard.press("Home")
+        page.wait_for_timeout(300)
+        page.evaluate("() => { window.alLatency.length = 0; }")
+        for step in range(40):
+            page.wait_for_function("""() => { const ex = document.querySelector('.al-explorer').alExplorer;
+              return [...ex.neighbours(ex.state)].every(n => ex.image(n).decoded); }""")
+            page.keyboard.press("ArrowRight" if (step // 10) % 2 == 0 else "ArrowLeft")
+            page.wait_for_timeout(60)
+        page.wait_for_function("() => window.alLatency.length >= 40")
+        samples = page.evaluate("() => window.alLatency.slice()")
+        ms = [s["ms"] for s in samples]
+        result = {"median_ms": statistics.median(ms), "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms),
+                  "changes": len(ms), "preloaded": sum(s["preloaded"] for s in samples)}
+        RESULTS["latency"]["03 saturation explorer, d_k slider (en)"] = result
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / "latency.json").write_text(json.dumps(result, indent=1))
+        assert result["preloaded"] == len(ms), "a step's picture was not decoded ahead"
+        assert result["median_ms"] <= LATENCY_BUDGET_MS, f"median {result['median_ms']:.1f} ms > {LATENCY_BUDGET_MS} ms"
+        assert not watch.errors
+    finally:
+        context.close()

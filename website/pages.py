@@ -1,0 +1,320 @@
+"""The Sphinx sources of one edition: the stored notebooks, made into pages that can be played.
+
+Each notebook of the edition is copied as stored (nothing is re-executed) with three changes:
+
+- the output of every explorer cell (a live widget, unusable without a kernel) becomes the
+  site's explorer: the same controls over the pictures ``website.frames`` drew, its readouts,
+  and a line saying which values the sliders snap to;
+- after the title cell, a box for practice: the ``.ipynb`` to download, the command that runs it
+  locally, an "Open in Colab" link (from the one repository URL, ``SITE_REPOSITORY``) and the
+  twin page in the other language;
+- before the first exercise, a note that the checks run in a kernel, not on this page.
+
+``index.md`` lists the notebooks (the README's table) and holds the table of contents.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGUAGES = ("en", "ko")
+OTHER = {"en": "ko", "ko": "en"}
+NOTEBOOKS = {"en": ROOT / "notebooks", "ko": ROOT / "notebooks" / "ko"}
+README = {"en": ROOT / "README.md", "ko": ROOT / "README.ko.md"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+TEXT = {
+    "en": {
+        "language_name": "English",
+        "practice_title": "Run this notebook yourself",
+        "download": "Download the notebook (.ipynb)",
+        "colab": "Open in Colab",
+        "colab_note": ("In Colab, first run <code>!git clone {repo} attention-lab</code> and "
+                       "<code>%pip install -q -e attention-lab</code>, then restart the session."),
+        "locally": "On your machine (Python 3.10+, make):",
+        "twin": "한국어로 읽기",
+        "exercises": ("<strong>Checking your answers.</strong> Each exercise below calls "
+                      "<code>check(...)</code>, which runs in Python: this page cannot run it, and the "
+                      "❌ under each cell is what the notebook shows before you answer. To check an "
+                      "answer, run the notebook: download it, open it in Colab, or run "
+                      "<code>make lab</code> in the repository (links at the top of this page)."),
+        "explorer_note": ("Live without a kernel: every picture and readout here was drawn at build "
+                          "time by the same explorer code that runs in JupyterLab, one per position "
+                          "of the controls."),
+        "snaps": "Sliders snap to the positions drawn:",
+        "all_positions": "every position",
+        "loading": "loading…",
+        "picture_alt": "the explorer's picture at the controls' current position",
+        "index_title": "Attention Lab",
+        "index_intro": ("Self-attention from the dot product up to a full Transformer block, as an "
+                        "ordered series of notebooks. Every explorer on these pages answers its "
+                        "controls, with no install and no server. Run the notebooks yourself to "
+                        "change the code and check the exercises."),
+        "index_run": "Run it yourself",
+        "index_run_text": "Clone the repository and start JupyterLab at the first notebook:",
+        "index_build": ("This site is built from the notebooks as stored, with <code>make site</code>; "
+                        "see the repository's README."),
+        "notebooks_caption": "Notebooks",
+        "solutions_caption": "Worked solutions",
+        "readme_section": "## The notebooks",
+    },
+    "ko": {
+        "language_name": "한국어",
+        "practice_title": "이 노트북을 직접 실행하기",
+        "download": "노트북 내려받기 (.ipynb)",
+        "colab": "Colab에서 열기",
+        "colab_note": ("Colab에서는 먼저 <code>!git clone {repo} attention-lab</code>와 "
+                       "<code>%pip install -q -e attention-lab</code>를 실행한 뒤 세션을 다시 시작합니다."),
+        "locally": "내 컴퓨터에서 (Python 3.10 이상, make):",
+        "twin": "Read in English",
+        "exercises": ("<strong>답 확인하기.</strong> 아래 연습문제는 모두 <code>check(...)</code>를 "
+                      "호출하며, 이 함수는 Python에서 실행됩니다. 이 페이지는 그것을 실행할 수 없으며, 각 셀 "
+                      "아래의 ❌는 답을 쓰기 전에 노트북이 보여 주는 결과입니다. 답을 확인하려면 노트북을 "
+                      "실행합니다. 내려받거나, Colab에서 열거나, 저장소에서 <code>make lab LANG=ko</code>를 "
+                      "실행합니다(이 페이지 맨 위의 링크)."),
+        "explorer_note": ("커널 없이 움직입니다. 여기 있는 그림과 수치는 모두 JupyterLab에서 실행되는 것과 같은 "
+                          "탐색기 코드가 사이트를 만들 때 컨트롤의 위치마다 하나씩 그린 것입니다."),
+        "snaps": "슬라이더는 미리 그린 위치에만 멈춥니다:",
+        "all_positions": "모든 위치",
+        "loading": "불러오는 중…",
+        "picture_alt": "컨트롤의 현재 위치에서 탐색기가 그린 그림",
+        "index_title": "Attention Lab",
+        "index_intro": ("내적에서 시작해 트랜스포머 블록 전체까지, 셀프 어텐션을 차례로 배우는 노트북 "
+                        "시리즈입니다. 이 페이지의 탐색기는 설치나 서버 없이도 컨트롤에 따라 움직입니다. "
+                        "코드를 바꾸거나 연습문제를 채점하려면 노트북을 직접 실행합니다."),
+        "index_run": "직접 실행하기",
+        "index_run_text": "저장소를 내려받고 첫 노트북에서 JupyterLab을 엽니다:",
+        "index_build": ("이 사이트는 저장된 노트북으로 <code>make site</code>가 만듭니다. 자세한 내용은 "
+                        "저장소의 README.ko.md를 봅니다."),
+        "notebooks_caption": "노트북",
+        "solutions_caption": "풀이",
+        "readme_section": "## 노트북",
+    },
+}
+
+
+def edition_notebooks(language: str) -> list[Path]:
+    """The notebooks of one edition, chapters first, then solutions (relative to its folder)."""
+    folder = NOTEBOOKS[language]
+    return sorted(folder.glob("*.ipynb")) + sorted((folder / "solutions").glob("*.ipynb"))
+
+
+def docname(notebook: Path, language: str) -> str:
+    """The page name of a notebook: "03_scaling_sqrt_dk" or "solutions/03_..._solutions"."""
+    return notebook.relative_to(NOTEBOOKS[language]).with_suffix("").as_posix()
+
+
+def explorer_dir(key: str) -> str:
+    """The folder, relative to the edition's root, of one explorer's manifest and pictures."""
+    return "_explorers/" + key.replace("/", "-")
+
+
+def _markdown_cell(cell_id: str, html_text: str) -> dict:
+    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": html_text}
+
+
+def practice_box(page: str, language: str, repository: str) -> str:
+    """Download, run locally, Colab, and the twin page (``page`` is the docname)."""
+    t = TEXT[language]
+    up = "../" * page.count("/")
+    repo_path = "notebooks/" + ("ko/" if language == "ko" else "") + page + ".ipynb"
+    colab = f"https://colab.research.google.com/github/{_github_path(repository)}/blob/main/{repo_path}"
+    lab = "make lab LANG=ko" if language == "ko" else "make lab"
+    command = f"git clone {repository} attention-lab\ncd attention-lab\n{lab}    # then open {repo_path}"
+    twin = f"{up}../{OTHER[language]}/{page}.html"
+    return (
+        f'<div class="al-practice">\n'
+        f'<p class="al-practice-title">{html.escape(t["practice_title"])}</p>\n'
+        f'<p><a class="al-download" href="{up}notebooks/{page}.ipynb" download>{html.escape(t["download"])}</a>'
+        f' · <a class="al-colab" href="{html.escape(colab)}">{html.escape(t["colab"])}</a>'
+        f' · <a class="al-twin" href="{twin}" hreflang="{OTHER[language]}">{html.escape(t["twin"])}</a></p>\n'
+        f'<p>{html.escape(t["locally"])}</p>\n'
+        f'<pre class="al-command">{html.escape(command)}</pre>\n'
+        f'<p class="al-colab-note">{t["colab_note"].format(repo=html.escape(repository))}</p>\n'
+        f"</div>\n"
+    )
+
+
+def _github_path(repository: str) -> str:
+    """"owner/name" from a GitHub URL (Colab opens notebooks by that path)."""
+    match = re.match(r"^https://github\.com/([^/]+/[^/]+?)(?:\.git)?/?$", repository)
+    if not match:
+        raise ValueError(f"SITE_REPOSITORY must be a https://github.com/OWNER/NAME URL, got {repository!r}")
+    return match.group(1)
+
+
+def _slider_note(manifest: dict, language: str) -> str:
+    t = TEXT[language]
+    parts = []
+    for c, control in enumerate(manifest["controls"]):
+        if control["kind"] != "slider":
+            continue
+        labels = _labels_of(manifest, c)
+        if len(labels) < control["full"]:
+            parts.append(f"{html.escape(control['description'])} → {html.escape(', '.join(labels))}")
+    return f' {html.escape(t["snaps"])} ' + "; ".join(parts) + "." if parts else ""
+
+
+def _labels_of(manifest: dict, c: int) -> list[str]:
+    """Every label control ``c`` shows anywhere, in value order of first appearance per state."""
+    seen: dict[int, str] = {}
+    for ui in {ids[c] for ids in manifest["state_ui"]}:
+        for v, label in manifest["ui"][ui]:
+            seen.setdefault(v, label)
+    values = manifest["controls"][c]["values"]
+    order = sorted(seen, key=lambda v: values[v] if isinstance(values[v], (int, float)) else v)
+    return [seen[v] for v in order]
+
+
+def explorer_html(manifest: dict, language: str, up: str) -> str:
+    """The explorer as the page first shows it: controls at the starting position, its picture and
+    readouts (``website/static/explorer.js`` makes it move)."""
+    t = TEXT[language]
+    folder = up + explorer_dir(manifest["key"])
+    state = manifest["states"][0]
+    controls = []
+    for c, control in enumerate(manifest["controls"]):
+        ui = manifest["ui"][manifest["state_ui"][0][c]]
+        controls.append(_control_html(c, control, ui, state[c]))
+    width, height = manifest["size"]
+    readouts = _readouts_html(manifest, 0)
+    return (
+        f'<div class="al-explorer" data-manifest="{folder}/manifest.json" lang="{language}">'
+        f'<div class="al-controls">{"".join(controls)}</div>'
+        f'<div class="al-view"><div class="al-picture" style="max-width:{width}px">'
+        f'<img src="{folder}/frames/{manifest["frames"][0]}" width="{width}" height="{height}" '
+        f'alt="{html.escape(t["picture_alt"])}"></div>'
+        f'<div class="al-readouts">{readouts}</div></div>'
+        f'<p class="al-note">{html.escape(t["explorer_note"])}{_slider_note(manifest, language)}</p>'
+        f"</div>"
+    )
+
+
+def _readouts_html(manifest: dict, n: int) -> str:
+    names = manifest["readout_names"]
+    rows = "".join(f"<tr><td>{html.escape(names[k])}</td><td>{html.escape(text)}</td></tr>"
+                   for k, text in manifest["readouts"][n])
+    return f"<table>{rows}</table>"
+
+
+def _control_html(c: int, control: dict, ui: list, current: int) -> str:
+    """One control: a range input, a select, a group of toggle buttons or a checkbox."""
+    kind, name = control["kind"], html.escape(control["description"])
+    here = next((i for i, (v, _) in enumerate(ui) if v == current), 0)
+    data = f'data-control="{c}"'
+    if kind == "slider":
+        return (f'<div class="al-control al-slider"><label><span class="al-label">{name}</span>'
+                f'<input type="range" {data} min="0" max="{len(ui) - 1}" step="1" value="{here}">'
+                f'<output>{html.escape(ui[here][1])}</output></label></div>')
+    if kind == "dropdown":
+        options = "".join(f'<option value="{v}"{" selected" if v == current else ""}>{html.escape(label)}</option>'
+                          for v, label in ui)
+        return (f'<div class="al-control al-dropdown"><label><span class="al-label">{name}</span>'
+                f"<select {data}>{options}</select></label></div>")
+    if kind == "toggles":
+        buttons = "".join(f'<button type="button" data-value="{v}" aria-pressed="{str(v == current).lower()}">'
+                          f"{html.escape(label)}</button>" for v, label in ui)
+        return (f'<div class="al-control al-toggles"><span class="al-label">{name}</span>'
+                f'<span class="al-buttons" role="group" aria-label="{name}" {data}>{buttons}</span></div>')
+    values = control["values"]
+    on = values.index(True) if True in values else -1
+    off = values.index(False) if False in values else -1
+    checked = " checked" if current == on else ""
+    return (f'<div class="al-control al-checkbox"><label><input type="checkbox" {data} data-on="{on}" '
+            f'data-off="{off}"{checked}><span class="al-label">{name}</span></label></div>')
+
+
+def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], repository: str) -> dict:
+    """The notebook as the page shows it (see the module docstring)."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    page = docname(notebook, language)
+    up = "../" * page.count("/")
+    cells = []
+    exercise_note_done = False
+    for i, cell in enumerate(nb["cells"]):
+        cell = copy.deepcopy(cell)
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "code":
+            if any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", [])):
+                key = f"{notebook.stem}/{cell.get('id')}"
+                if key not in manifests:
+                    raise KeyError(f"{notebook}: explorer cell {cell.get('id')} has no pictures ({key})")
+                cell["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                    "data": {"text/html": explorer_html(manifests[key], language, up)}}]
+            if re.search(r"\bcheck\(\s*[\"']", source):
+                if not exercise_note_done:
+                    cells.append(_markdown_cell("al-exercise-note", f'<div class="al-exercise-note">{TEXT[language]["exercises"]}</div>\n'))
+                    exercise_note_done = True
+                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+                tags.append("al-exercise")
+        cells.append(cell)
+        if i == 0:
+            cells.append(_markdown_cell("al-practice", practice_box(page, language, repository)))
+    nb["cells"] = cells
+    return nb
+
+
+def index_markdown(language: str, repository: str) -> str:
+    """The edition's home page: intro, the README's table of notebooks, how to run, the contents."""
+    t = TEXT[language]
+    table = _readme_table(language)
+    chapters = [docname(p, language) for p in edition_notebooks(language) if "/" not in docname(p, language)]
+    solutions = [docname(p, language) for p in edition_notebooks(language) if "/" in docname(p, language)]
+    lab = "make lab LANG=ko" if language == "ko" else "make lab"
+    return (
+        f"# {t['index_title']}\n\n"
+        f'<p class="al-twin-line"><a class="al-twin" href="../{OTHER[language]}/index.html" '
+        f'hreflang="{OTHER[language]}">{html.escape(t["twin"])}</a></p>\n\n'
+        f"{t['index_intro']}\n\n{table}\n\n"
+        f"## {t['index_run']}\n\n{t['index_run_text']}\n\n"
+        f"```bash\ngit clone {repository} attention-lab\ncd attention-lab\n{lab}\n```\n\n"
+        f"<p>{t['index_build']}</p>\n\n"
+        "```{toctree}\n:hidden:\n:maxdepth: 1\n" f":caption: {t['notebooks_caption']}\n\n"
+        + "\n".join(chapters) + "\n```\n\n"
+        "```{toctree}\n:hidden:\n:maxdepth: 1\n" f":caption: {t['solutions_caption']}\n\n"
+        + "\n".join(solutions) + "\n```\n"
+    )
+
+
+def _readme_table(language: str) -> str:
+    """The README's table of notebooks, its links pointing at the pages."""
+    text = README[language].read_text(encoding="utf-8")
+    section = text.split(TEXT[language]["readme_section"] + "\n", 1)[1]
+    lines = [line for line in section.strip().splitlines() if line.startswith("|")]
+    prefix = "notebooks/ko/" if language == "ko" else "notebooks/"
+    table = "\n".join(lines)
+    return re.sub(r"\]\(" + re.escape(prefix) + r"([^)]+)\.ipynb\)", r"](\1.ipynb)", table)
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write only when the content differs, so Sphinx re-reads only what changed."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def write_sources(language: str, src: Path, manifests: dict[str, dict], repository: str) -> list[str]:
+    """Write the edition's Sphinx sources into ``src``; returns the pages whose source changed."""
+    changed = []
+    wanted = {"index.md", "conf.py"}
+    for notebook in edition_notebooks(language):
+        page = docname(notebook, language)
+        wanted.add(page + ".ipynb")
+        text = json.dumps(page_notebook(notebook, language, manifests, repository), ensure_ascii=False, indent=1)
+        if write_if_changed(src / f"{page}.ipynb", text):
+            changed.append(page)
+    if write_if_changed(src / "index.md", index_markdown(language, repository)):
+        changed.append("index")
+    conf = f"from website.conf import configure\n\nconfigure(globals(), {language!r})\n"
+    write_if_changed(src / "conf.py", conf)
+    for stale in src.rglob("*.ipynb"):  # a notebook that was deleted or renamed
+        if stale.relative_to(src).as_posix() not in wanted:
+            stale.unlink()
+    return changed
