@@ -71,11 +71,14 @@ def run(name: str, variables: dict[str, str], targets: list[str]) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     usage="%(prog)s [--list] [SETTING ...] [-- NOTEBOOK_OR_FOLDER ...]")
     parser.add_argument("names", nargs="*", help="settings to run (default: all)")
     parser.add_argument("--list", action="store_true", help="print the settings and exit")
-    parser.add_argument("targets", nargs=argparse.REMAINDER, help="after --: notebooks or folders")
-    args = parser.parse_args()
+    args = parser.parse_args(argv[:split])
+    args.targets = argv[split + 1 :]
     table = settings()
     if args.list:
         for name, variables in table.items():
@@ -84,7 +87,7 @@ def main() -> int:
     unknown = set(args.names) - set(table)
     if unknown:
         parser.error(f"unknown setting(s) {sorted(unknown)}; choose from {list(table)}")
-    targets = [t for t in args.targets if t != "--"] or ["notebooks"]
+    targets = args.targets or ["notebooks"]
     failed = [name for name in (args.names or table) if not run(name, table[name], targets)]
     print("\nportable check: " + (f"FAILED under {', '.join(failed)}" if failed else f"passed under {', '.join(args.names or table)}"))
     return 1 if failed else 0
