@@ -18,6 +18,8 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
+from helpers.i18n import translate as tr
+
 from ..layers import EncoderBlock, LayerNorm
 from ..widgets import LiveFigure, new_figure
 
@@ -40,7 +42,7 @@ def make_stack(depth: int, gain: float = 1.0, seed: int = 0) -> tuple[list[Encod
     of the 32-block one.
     """
     if not 1 <= depth <= MAX_DEPTH:
-        raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        raise ValueError(tr(f"depth must be between 1 and {MAX_DEPTH}, got {depth}"))
     torch.manual_seed(seed)
     blocks = [EncoderBlock(D_MODEL, NUM_HEADS, D_FF) for _ in range(MAX_DEPTH)][:depth]
     with torch.no_grad():
@@ -126,7 +128,7 @@ def layer_scales(depth: int, norm_first: bool, gain: float = 1.0, seed: int = 0)
     come from :func:`depth_table`, computed once for all depths.
     """
     if not 1 <= depth <= MAX_DEPTH:
-        raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        raise ValueError(tr(f"depth must be between 1 and {MAX_DEPTH}, got {depth}"))
     activations, gradients = depth_table(bool(norm_first), float(gain), seed)
     return activations[:depth], gradients[depth - 1, :depth]
 
@@ -138,7 +140,7 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     Axes are fixed and drawn once; an update redraws only the lines and the label.
     """
     if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {list(PLACEMENTS)}, got {placement!r}")
+        raise ValueError(tr(f"placement must be one of {list(PLACEMENTS)}, got {placement!r}"))
     fig = new_figure((10.0, 3.9))
     ax_act, ax_grad = fig.subplots(1, 2)
     layers = np.arange(1, MAX_DEPTH + 1)

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from helpers.i18n import translate as tr
+
 from ..attention import scaled_dot_product_attention
 from ..embeddings import load_toy_embeddings, tokenize
 from ..layers import MultiHeadAttention, split_heads
@@ -48,7 +50,7 @@ def hand_set_weights(axes) -> tuple[torch.Tensor, torch.Tensor]:
     axes = list(axes)
     d_model = len(axes)
     if d_model != len(RELATIONS):
-        raise ValueError(f"{len(RELATIONS)} relations need d_model = {len(RELATIONS)} axes, got {d_model}")
+        raise ValueError(tr(f"{len(RELATIONS)} relations need d_model = {len(RELATIONS)} axes, got {d_model}"))
     W_q, W_k = torch.zeros(d_model, d_model), torch.zeros(d_model, d_model)
     for j, (_, query_axis, key_axis) in enumerate(RELATIONS):
         W_q[axes.index(query_axis), j] = GAIN
@@ -81,7 +83,7 @@ def score_scale(scale: str, d_model: int, num_heads: int) -> float:
     """The factor each head's scores q·k are multiplied by: 1/√d_k (right), 1/√d_model (the bug) or 1."""
     factors = {"1/√d_k": 1 / math.sqrt(d_model // num_heads), "1/√d_model": 1 / math.sqrt(d_model), "none": 1.0}
     if scale not in factors:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        raise ValueError(tr(f"scale must be one of {SCALES}, got {scale!r}"))
     return factors[scale]
 
 
@@ -114,7 +116,7 @@ def heads_explorer(
     d_model = len(RELATIONS)
     options = [h for h in range(1, d_model + 1) if d_model % h == 0]
     if num_heads not in options:
-        raise ValueError(f"num_heads must divide d_model = {d_model}: one of {options}, got {num_heads}")
+        raise ValueError(tr(f"num_heads must divide d_model = {d_model}: one of {options}, got {num_heads}"))
     score_scale(scale, d_model, num_heads)  # rejects an unknown scale now, not at the first update
     cache: dict[tuple[str, int, str], np.ndarray] = {}
 
@@ -178,7 +180,7 @@ def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4, show_wrong_v
     import matplotlib.pyplot as plt
 
     if d_model % num_heads:
-        raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}")
+        raise ValueError(tr(f"num_heads={num_heads} must divide d_model={d_model}"))
     d_k = d_model // num_heads
     colours = plt.get_cmap("tab10")(np.arange(num_heads))
     ratios = [1.1, 1.6, 1.6] if show_wrong_view else [1.1, 1.6]

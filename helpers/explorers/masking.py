@@ -14,6 +14,8 @@ import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
 
+from helpers.i18n import translate as tr
+
 from ..attention import scaled_dot_product_attention
 from ..embeddings import load_toy_embeddings
 from ..masks import causal_mask, padding_mask
@@ -27,7 +29,7 @@ MAX_LENGTH = len(WORDS)
 def masked_batch(length: int, pads: int, side: str) -> torch.Tensor:
     """Token ids (1, length): the first ``length - pads`` words of WORDS plus ``pads`` pad ids."""
     if not 1 <= length <= MAX_LENGTH:
-        raise ValueError(f"length must be in 1..{MAX_LENGTH}, got {length}")
+        raise ValueError(tr(f"length must be in 1..{MAX_LENGTH}, got {length}"))
     pads = min(max(int(pads), 0), length - 1)  # keep at least one real token
     emb = load_toy_embeddings()
     return emb.pad_batch([WORDS[: length - pads]], side=side, length=length)

@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers.attention import scaled_dot_product_attention
+from helpers.i18n import translate as tr
 from helpers.position import rope, sinusoidal_encoding
 from helpers.widgets import HeatmapFrame, LiveHeatmap
 
@@ -29,7 +30,7 @@ def attend(x: torch.Tensor, w_q, w_k, w_v, positions: str = "none"):
     Returns (output (n, d_v), weights (n, n)).
     """
     if positions not in POSITIONS:
-        raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        raise ValueError(tr(f"positions must be one of {POSITIONS}, got {positions!r}"))
     if positions.startswith("sinusoidal"):
         x = x + sinusoidal_encoding(x.shape[-2], x.shape[-1]).to(x.dtype)
     q, k, v = x @ w_q, x @ w_k, x @ w_v
