@@ -339,8 +339,6 @@ def import_items(items: list[dict]) -> list[str]:
             cell = cells.get(item["id"])
             if cell is None:
                 refused.append(f"{name} cell {item['id']}: no such cell with text to translate")
-            elif cell.cell_type == "code" and item["ko"] == cell.source and item["id"] not in store:
-                continue  # a code cell left as it is: nothing to store
             elif cell.source != item["en"]:
                 refused.append(f"{name} cell {item['id']}: the English changed since the export; export it again")
             else:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import matplotlib
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from helpers import fonts, i18n
@@ -231,15 +232,18 @@ def test_every_korean_template_keeps_the_fields_of_its_english():
 
 
 class MaskText(ast.NodeTransformer):
-    """Replace what a translator may change (string literals, and the literal text of f-strings)
-    by a placeholder; keep the code: f-string fields and format specs, dictionary keys looked
-    up (``d["key"]``) and the exercise id of ``check("03.1", ...)``."""
+    """Replace what a translator may change (string literals, and the literal text of f-strings,
+    whose fields may change places) by a placeholder; keep the code: f-string fields with their
+    format specs, dictionary keys looked up (``d["key"]``) and the exercise id of
+    ``check("03.1", ...)``."""
 
     def visit_Constant(self, node):
         return ast.Constant("…") if isinstance(node.value, str) else node
 
     def visit_JoinedStr(self, node):
-        return ast.JoinedStr([ast.Constant("…") if isinstance(v, ast.Constant) else self.visit_field(v) for v in node.values])
+        """The fields of an f-string, in any order (a translation may reorder them)."""
+        fields = sorted((self.visit_field(v) for v in node.values if not isinstance(v, ast.Constant)), key=ast.dump)
+        return ast.JoinedStr([ast.Constant("…"), *fields])
 
     def visit_field(self, node: ast.FormattedValue):
         return ast.FormattedValue(self.visit(node.value), node.conversion, node.format_spec)
@@ -341,6 +345,7 @@ def test_the_colab_steps_are_the_same_in_both_readmes_and_in_every_install_help(
 def draw(texts: list[str], family) -> None:
     """Draw each text with matplotlib, a missing glyph being an error."""
     fig = Figure(figsize=(4, 1))
+    FigureCanvasAgg(fig)  # a bare Figure's canvas draws nothing
     for text in texts:
         fig.text(0, 0.5, text.replace("$", ""), family=family)
     with warnings.catch_warnings():
