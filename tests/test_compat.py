@@ -114,5 +114,5 @@ def test_first_cell_says_how_to_install_helpers_when_it_is_missing(path):
     done = run_python(block_helpers + guard)
     assert done.returncode != 0, "the guard must stop the notebook"
     assert "make lab" in done.stdout and "pip install -e ." in done.stdout and "Colab" in done.stdout
-    assert done.stderr.strip().endswith("No module named 'helpers': see the message above")
+    assert done.stderr.strip().splitlines()[-1].startswith("ModuleNotFoundError: No module named 'helpers': ")
 
