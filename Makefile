@@ -10,7 +10,7 @@ INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as s
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
-.PHONY: setup lab test test-compat lint notebooks kernel e2e clean
+.PHONY: setup lab check test test-portable test-compat lint notebooks kernel e2e clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,15 @@ test: $(STAMP) lint
 	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks --nbval \
 		--nbval-current-env --nbval-cell-timeout=120 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
+
+# Everything a contributor runs before committing: the tests, then the portable check.
+check: test test-portable
+
+# nbval on both editions under other CPU kernels, ISAs and thread counts, and with every inexact
+# PyTorch result nudged by a few ulps: a stored output must read the same on any learner's CPU.
+# make test-portable ONLY="old-cpu nudged" runs some of the settings (scripts/portable_check.py --list).
+test-portable: $(STAMP)
+	$(BIN)/python scripts/portable_check.py $(ONLY)
 
 # The unit and explorer tests (not nbval) in a second environment holding exactly the oldest
 # versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26, ...).

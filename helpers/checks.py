@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,23 +25,29 @@ Checker = Callable[[Any], bool | str]
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise: ``checker(answer)`` returns True, False, or a specific hint (= wrong)."""
+    """One exercise: ``checker(answer)`` returns True, False, or a specific hint (= wrong).
+
+    ``hint`` names the idea; ``code_hint``, if any, is a step closer to code and is shown only
+    from the second wrong answer on, so a first attempt is never answered by pasting it.
+    """
 
     exercise_id: str
     hint: str
     checker: Checker
+    code_hint: str | None = None
 
 
 _REGISTRY: dict[str, Exercise] = {}
+_WRONG: Counter[str] = Counter()  # wrong answers so far in this kernel, per exercise
 
 
-def exercise(exercise_id: str, hint: str) -> Callable[[Checker], Checker]:
+def exercise(exercise_id: str, hint: str, code_hint: str | None = None) -> Callable[[Checker], Checker]:
     """Register a checker under ``exercise_id`` (e.g. "03.2" = notebook 03, exercise 2)."""
 
     def register(checker: Checker) -> Checker:
         if exercise_id in _REGISTRY:
             raise ValueError(f"exercise {exercise_id!r} is registered twice")
-        _REGISTRY[exercise_id] = Exercise(exercise_id, hint, checker)
+        _REGISTRY[exercise_id] = Exercise(exercise_id, hint, checker, code_hint)
         return checker
 
     return register
@@ -59,8 +66,12 @@ def exercises() -> dict[str, Exercise]:
     return dict(sorted(_REGISTRY.items()))
 
 
-def evaluate(exercise_id: str, answer: Any) -> tuple[bool, str]:
-    """(correct, message) for an answer, without printing. The message never holds the answer."""
+def evaluate(exercise_id: str, answer: Any, attempt: int = 1) -> tuple[bool, str]:
+    """(correct, message) for an answer, without printing. The message never holds the answer.
+
+    ``attempt`` counts wrong answers so far plus one: from the second on, a generic hint also
+    gives the exercise's ``code_hint``.
+    """
     known = exercises()
     if exercise_id not in known:
         raise ValueError(_(f"unknown exercise {exercise_id!r}; known: {', '.join(known)}"))
@@ -74,13 +85,17 @@ def evaluate(exercise_id: str, answer: Any) -> tuple[bool, str]:
         return False, _(f"Not yet: could not check this answer ({problem}). Hint: {ex.hint}")
     if verdict is True:
         return True, _("Correct!")
-    hint = verdict if isinstance(verdict, str) else ex.hint
+    hint, code = (verdict, None) if isinstance(verdict, str) else (ex.hint, ex.code_hint)
+    if code and attempt > 1:
+        return False, _(f"Not yet. Hint: {hint} One step further: {code}")
     return False, _(f"Not yet. Hint: {hint}")
 
 
 def check(exercise_id: str, answer: Any) -> None:
-    """Check an exercise answer and print ✅ / ❌ with a hint."""
-    correct, message = evaluate(exercise_id, answer)
+    """Check an exercise answer and print ✅ / ❌ with a hint (a closer one from the second
+    wrong answer on)."""
+    correct, message = evaluate(exercise_id, answer, attempt=_WRONG[exercise_id] + 1)
+    _WRONG[exercise_id] += not correct and answer is not ... and answer is not None
     mark = "✅" if correct else "❌"
     print(_(f"{mark} Exercise {exercise_id}: {message}"))
 

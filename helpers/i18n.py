@@ -123,7 +123,7 @@ def _messages_in(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and (node.value if isinstance(node, ast.Return) else node.exc):
             found += _strings_under(node.value if isinstance(node, ast.Return) else node.exc)
-        elif isinstance(node, ast.keyword) and node.arg == "hint":
+        elif isinstance(node, ast.keyword) and node.arg in ("hint", "code_hint"):
             found += _strings_under(node.value)
         elif _is_marker(node):
             found += [t for t in map(_template, node.args) if t]  # _("...") marks a message
