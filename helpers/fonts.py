@@ -18,7 +18,9 @@ from matplotlib import font_manager
 
 HANGUL_FONT = Path(__file__).resolve().parent / "locale" / "fonts" / "NotoSansKR-Hangul.otf"
 HANGUL_FAMILY = "Noto Sans KR"
-MONOSPACE = ["monospace", HANGUL_FAMILY]  # for text set in a fixed-width font (readings in a figure)
+# Fixed-width text (readings in a figure): DejaVu Sans Mono, then DejaVu Sans for the signs it lacks
+# (ℓ, ‖), then Hangul.
+MONOSPACE = ["monospace", "sans-serif", HANGUL_FAMILY]
 
 
 def register() -> None:
