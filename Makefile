@@ -67,13 +67,19 @@ test-compat: $(COMPAT_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-# Re-execute every notebook in place so its stored outputs are current
-# (one or a few: make notebooks NB="notebooks/03_scaling_sqrt_dk.ipynb").
+# Re-execute every notebook in place so its stored outputs are current, both editions: the
+# English ones, then `translations.py build` writes the Korean twins' sources, then the Korean
+# ones run as themselves (one or a few: make notebooks NB="notebooks/03_scaling_sqrt_dk.ipynb").
+# A twin whose translation is missing or stale is not built: the build says which cells.
+EXECUTE := MPLBACKEND=$(INLINE) $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False
+NB_EN = $(filter-out notebooks/ko/%,$(NB))
+
 notebooks: $(STAMP)
-	MPLBACKEND=$(INLINE) $(BIN)/jupyter nbconvert \
-		--to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.store_widget_state=False \
-		$(NB)
+	$(if $(NB_EN),$(EXECUTE) $(NB_EN))
+	@twins=$$($(BIN)/python scripts/translations.py build --only $(NB)); status=$$?; \
+		if [ -n "$$twins" ]; then echo "executing the Korean edition: $$twins" | tr '\n' ' '; echo; \
+		$(EXECUTE) $$twins || exit 1; fi; exit $$status
 
 # Register this environment as a Jupyter kernel for a Jupyter installed elsewhere.
 kernel: $(STAMP)

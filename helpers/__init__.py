@@ -4,8 +4,10 @@ Every array function takes numpy arrays or torch tensors and returns the same ki
 Masks are boolean with True = may attend.
 """
 
+from . import fonts
 from .attention import scaled_dot_product_attention, softmax
 from .checks import check
+from .i18n import set_language
 from .layers import DecoderBlock, EncoderBlock, FeedForward, LayerNorm, MultiHeadAttention, RMSNorm
 from .masks import causal_mask, padding_mask
 from .plots import attention_grid, attention_heatmap
@@ -27,5 +29,8 @@ __all__ = [
     "check",
     "padding_mask",
     "scaled_dot_product_attention",
+    "set_language",
     "softmax",
 ]
+
+fonts.register()  # Hangul in every figure (the Korean edition), Latin glyphs unchanged

@@ -15,6 +15,8 @@ from typing import TypeVar
 import numpy as np
 import torch
 
+from .i18n import translate as tr
+
 Array = TypeVar("Array", np.ndarray, torch.Tensor)
 
 
@@ -25,9 +27,9 @@ def _as_array(x, name: str) -> np.ndarray | torch.Tensor:
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numpy array or torch tensor, got {type(x).__name__}") from exc
+        raise TypeError(tr(f"{name} must be a numpy array or torch tensor, got {type(x).__name__}")) from exc
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
+        raise TypeError(tr(f"{name} must hold numbers, got dtype {arr.dtype}"))
     return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(np.float64)
 
 
@@ -69,9 +71,9 @@ def softmax(x: Array, axis: int = -1) -> Array:
     """
     x = _as_array(x, "x")
     if x.ndim == 0:
-        raise ValueError("softmax needs at least one dimension, got a scalar (shape ())")
+        raise ValueError(tr("softmax needs at least one dimension, got a scalar (shape ())"))
     if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis {axis} is out of range for x of shape {tuple(x.shape)}")
+        raise ValueError(tr(f"axis {axis} is out of range for x of shape {tuple(x.shape)}"))
     return _masked_softmax(x, None, axis)
 
 
@@ -79,14 +81,14 @@ def _check_mask(mask, scores_shape: tuple[int, ...], like):
     """Validate a boolean mask against the (..., n_q, n_k) score shape; return it as ``like``'s kind."""
     if isinstance(mask, torch.Tensor) != isinstance(like, torch.Tensor):
         raise TypeError(
-            f"mask is a {type(mask).__name__} but q/k/v are {type(like).__name__}s; use one kind"
+            tr(f"mask is a {type(mask).__name__} but q/k/v are {type(like).__name__}s; use one kind")
         )
     mask = mask if isinstance(mask, torch.Tensor) else np.asarray(mask)
     is_bool = mask.dtype == torch.bool if isinstance(mask, torch.Tensor) else mask.dtype == bool
     if not is_bool:
         raise TypeError(
-            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-            "for a 0/1 array use mask.astype(bool) or mask.bool()"
+            tr(f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
+            "for a 0/1 array use mask.astype(bool) or mask.bool()")
         )
     try:
         broadcast = np.broadcast_shapes(tuple(mask.shape), scores_shape)
@@ -94,8 +96,8 @@ def _check_mask(mask, scores_shape: tuple[int, ...], like):
         broadcast = None
     if broadcast != scores_shape:
         raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
-            f"{scores_shape} (..., n_q, n_k)"
+            tr(f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+            f"{scores_shape} (..., n_q, n_k)")
         )
     if isinstance(mask, torch.Tensor):
         return mask.to(like.device)
@@ -129,19 +131,19 @@ def scaled_dot_product_attention(
     """
     kinds = {isinstance(t, torch.Tensor) for t in (q, k, v)}
     if len(kinds) > 1:
-        raise TypeError("q, k and v must all be numpy arrays or all torch tensors, not a mix")
+        raise TypeError(tr("q, k and v must all be numpy arrays or all torch tensors, not a mix"))
     q, k, v = (_as_array(t, name) for t, name in ((q, "q"), (k, "k"), (v, "v")))
     shapes = f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
     if min(q.ndim, k.ndim, v.ndim) < 2:
-        raise ValueError(f"q, k and v need at least 2 dimensions (..., n, d); got {shapes}")
+        raise ValueError(tr(f"q, k and v need at least 2 dimensions (..., n, d); got {shapes}"))
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must share d_k (last dimension); got {shapes}")
+        raise ValueError(tr(f"q and k must share d_k (last dimension); got {shapes}"))
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same number of keys n_k (dim -2); got {shapes}")
+        raise ValueError(tr(f"k and v must have the same number of keys n_k (dim -2); got {shapes}"))
     try:
         batch = np.broadcast_shapes(tuple(q.shape[:-2]), tuple(k.shape[:-2]), tuple(v.shape[:-2]))
     except ValueError as exc:
-        raise ValueError(f"leading (batch/head) dimensions do not broadcast: {shapes}") from exc
+        raise ValueError(tr(f"leading (batch/head) dimensions do not broadcast: {shapes}")) from exc
 
     d_k = q.shape[-1]
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale

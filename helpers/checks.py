@@ -74,7 +74,7 @@ def evaluate(exercise_id: str, answer: Any, attempt: int = 1) -> tuple[bool, str
     """
     known = exercises()
     if exercise_id not in known:
-        raise ValueError(f"unknown exercise {exercise_id!r}; known: {', '.join(known)}")
+        raise ValueError(_(f"unknown exercise {exercise_id!r}; known: {', '.join(known)}"))
     ex = known[exercise_id]
     if answer is ... or answer is None:
         return False, _("Not answered yet: replace the `...` with your answer and run the cell again.")

@@ -8,6 +8,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
+from .i18n import translate as tr
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
@@ -15,7 +17,7 @@ def data_path(name: str) -> Path:
     """Absolute path of ``data/<name>``; a clear error if it is missing."""
     path = DATA_DIR / name
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: is this a complete checkout of Attention Lab?")
+        raise FileNotFoundError(tr(f"{path} is missing: is this a complete checkout of Attention Lab?"))
     return path
 
 

@@ -18,6 +18,7 @@ from functools import lru_cache
 import torch
 
 from .data import load_json
+from .i18n import translate as tr
 
 
 def tokenize(sentence: str | Sequence[str]) -> list[str]:
@@ -63,14 +64,14 @@ class ToyEmbeddings:
         tokens, index = tokenize(sentence), self.index
         unknown = [t for t in tokens if t not in index]
         if unknown:
-            raise ValueError(f"words not in the toy vocabulary: {unknown}; known words: {', '.join(self.vocab[1:])}")
+            raise ValueError(tr(f"words not in the toy vocabulary: {unknown}; known words: {', '.join(self.vocab[1:])}"))
         return torch.tensor([index[t] for t in tokens], dtype=torch.long)
 
     def __call__(self, ids: torch.Tensor) -> torch.Tensor:
         """Look ids up like ``nn.Embedding``: (...,) long -> (..., d_model) float32."""
         ids = torch.as_tensor(ids)
         if ids.is_floating_point() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must be integer token ids, got dtype {ids.dtype}")
+            raise TypeError(tr(f"ids must be integer token ids, got dtype {ids.dtype}"))
         return self.table[ids]
 
     def embed(self, sentence: str | Sequence[str]) -> torch.Tensor:
@@ -87,12 +88,12 @@ class ToyEmbeddings:
             length: L; default the longest sentence.
         """
         if side not in ("left", "right"):
-            raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+            raise ValueError(tr(f"side must be 'left' or 'right', got {side!r}"))
         rows = [self.ids(s) for s in sentences]
         longest = max(len(r) for r in rows)
         length = longest if length is None else length
         if length < longest:
-            raise ValueError(f"length {length} is shorter than the longest sentence ({longest} tokens)")
+            raise ValueError(tr(f"length {length} is shorter than the longest sentence ({longest} tokens)"))
         batch = torch.full((len(rows), length), self.pad_id, dtype=torch.long)
         for b, row in enumerate(rows):
             if side == "right":

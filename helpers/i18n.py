@@ -1,15 +1,24 @@
-"""The language of the checker's feedback: English, or Korean in the Korean edition.
+"""The language of everything ``helpers`` says: English, or Korean in the Korean edition.
 
-A setting, not a second copy of the checkers. The language is, in this order:
-:func:`set_language` if called; the ``ATTENTION_LAB_LANG`` environment variable; else
-Korean when the kernel runs in ``notebooks/ko/`` (Jupyter, VS Code and nbval start a kernel in
-the notebook's folder), English otherwise.
+A setting, not a second copy of the checkers, plots or widgets. The language is, in this order:
+the ``ATTENTION_LAB_LANG`` environment variable when it is set (an override); else what the
+notebook says in its first code cell, ``helpers.set_language("ko")`` (so a Korean notebook
+speaks Korean wherever it runs: Colab's /content, VS Code, any folder); else Korean when the
+kernel runs in ``notebooks/ko/``; else English. It is read each time a message, a figure or a
+widget is made, so :func:`set_language` takes effect for everything made after it.
 
-Korean messages come from ``helpers/locale/ko.json``, keyed by the English text of each
-message as written in the source of the checkers: a plain string, or an f-string whose
-``{...}`` fields are kept as placeholders (``"your mask has shape {got.shape}; ..."``).
-:func:`message_templates` finds every such message in the source, so a test can tell when a
-message has no translation or a translation has lost its message.
+Korean text comes from ``helpers/locale/ko.json``, keyed by the English text as written in
+the source: a plain string, or an f-string whose ``{...}`` fields are kept as placeholders
+(``"your mask has shape {got.shape}; ..."``). What is translated:
+
+- checker feedback (``helpers/checks.py`` and ``helpers/exercises/``: what checkers return or
+  raise, ``hint=`` arguments, tables of hints), found in the source;
+- everywhere else in ``helpers``, strings marked ``_("...")`` (translated where they are made:
+  figure titles, axis labels, control labels, errors) or ``N_("...")`` (marked only, translated
+  where they are shown, e.g. a readout's name, which code also uses as a key).
+
+:func:`message_templates` finds every such message, so a test can tell when a message has no
+translation or a translation has lost its message.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import ast
 import json
 import os
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 LANGUAGES = ("en", "ko")
@@ -31,7 +40,8 @@ _chosen: str | None = None
 
 
 def set_language(language: str | None) -> None:
-    """Choose "en" or "ko" for this kernel; None goes back to the automatic choice."""
+    """Say this notebook's language, "en" or "ko" (every notebook's first code cell does);
+    None goes back to the automatic choice. ``ATTENTION_LAB_LANG``, when set, still wins."""
     global _chosen
     if language is not None and language not in LANGUAGES:
         raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
@@ -39,18 +49,28 @@ def set_language(language: str | None) -> None:
 
 
 def language() -> str:
-    """The language checker feedback is given in now: "en" or "ko"."""
-    if _chosen is not None:
-        return _chosen
+    """The language helpers speak now: "en" or "ko"."""
     from_env = os.environ.get(ENV, "").strip().lower()
     if from_env:
         return from_env if from_env in LANGUAGES else "en"
+    if _chosen is not None:
+        return _chosen
     here = Path.cwd()
     in_korean_edition = here.name == "ko" or (here.name == "solutions" and here.parent.name == "ko")
     return "ko" if in_korean_edition else "en"
 
 
-# --- finding the messages in the checkers' source --------------------------------------
+def N_(message: str) -> str:
+    """Mark ``message`` for translation where it is shown, not here: it stays English (e.g. a
+    readout's name, which code also uses as a key) and :func:`translate` turns it into the
+    learner's language at display time."""
+    return message
+
+
+MARKERS = ("_", "tr", "N_")  # calls that mark a message for translation (_ and tr translate)
+
+
+# --- finding the messages in the source --------------------------------------
 
 
 def _template(node: ast.AST) -> str | None:
@@ -105,7 +125,7 @@ def _messages_in(path: Path) -> list[str]:
             found += _strings_under(node.value if isinstance(node, ast.Return) else node.exc)
         elif isinstance(node, ast.keyword) and node.arg in ("hint", "code_hint"):
             found += _strings_under(node.value)
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_":
+        elif _is_marker(node):
             found += [t for t in map(_template, node.args) if t]  # _("...") marks a message
     for node in tree.body:  # module-level tables of messages (e.g. one "why" per case)
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict | ast.List | ast.Tuple):
@@ -116,10 +136,29 @@ def _messages_in(path: Path) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _is_marker(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) in MARKERS
+
+
+def _marked_in(path: Path) -> list[str]:
+    """The messages marked ``_("...")`` or ``N_("...")`` in one module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [t for node in ast.walk(tree) if _is_marker(node) for t in map(_template, node.args) if t]
+
+
+def checker_modules() -> list[Path]:
+    return [PACKAGE / "checks.py", *sorted((PACKAGE / "exercises").glob("*.py"))]
+
+
 def message_templates() -> list[str]:
-    """Every English message the checkers can print: helpers/checks.py and helpers/exercises/."""
-    paths = [PACKAGE / "checks.py", *sorted((PACKAGE / "exercises").glob("*.py"))]
-    return list(dict.fromkeys(t for path in paths for t in _messages_in(path)))
+    """Every English message helpers can show: the checkers' feedback (helpers/checks.py and
+    helpers/exercises/), then every string marked ``_()`` or ``N_()`` in the other modules
+    (plots, widgets, explorers, learner-facing errors)."""
+    checkers = checker_modules()
+    found = [t for path in checkers for t in _messages_in(path)]
+    others = sorted(p for p in PACKAGE.rglob("*.py") if p not in checkers and p.name != "i18n.py")
+    found += [t for path in others for t in _marked_in(path)]
+    return list(dict.fromkeys(found))
 
 
 # --- translating a message ----------------------------------------------------------------
@@ -161,8 +200,20 @@ def translate(message: str, lang: str | None = None) -> str:
     """``message`` in ``lang`` (default: :func:`language`); unchanged in English or when the
     catalog has no entry for it. Field values that are messages themselves are translated too."""
     lang = lang or language()
-    if lang == "en" or not message:
+    if lang == "en" or not message or not isinstance(message, str):
         return message
+    return _translated(message, lang)
+
+
+def reload() -> None:
+    """Forget the catalogs read so far (after the catalog file changed)."""
+    catalog.cache_clear()
+    _compiled.cache_clear()
+    _translated.cache_clear()
+
+
+@lru_cache(maxsize=8192)  # a widget asks for the same few labels on every update
+def _translated(message: str, lang: str) -> str:
     table = catalog(lang)
     plain = message.replace("{", "{{").replace("}", "}}")
     if plain in table:
@@ -170,5 +221,5 @@ def translate(message: str, lang: str | None = None) -> str:
     for pattern, _, target in _compiled(lang):
         match = pattern.fullmatch(message)
         if match:
-            return _fill(target, [translate(v, lang) for v in match.groups()])
+            return _fill(target, [_translated(v, lang) if v else v for v in match.groups()])
     return message

@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from .attention import scaled_dot_product_attention
 from .data import DATA_DIR
+from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm, merge_heads, split_heads
 from .masks import causal_mask
 from .scale import KVCache
@@ -73,7 +74,7 @@ class InductionConfig:
 def repeated_sequence(period: int, seed: int, config: InductionConfig = InductionConfig()) -> torch.Tensor:
     """One sequence: ``period`` different random letters, repeated to n tokens. Shape (n,)."""
     if not isinstance(period, int) or not 1 <= period <= min(config.n, config.vocab_size):
-        raise ValueError(f"period must be an integer from 1 to {min(config.n, config.vocab_size)}, got {period!r}")
+        raise ValueError(tr(f"period must be an integer from 1 to {min(config.n, config.vocab_size)}, got {period!r}"))
     generator = torch.Generator().manual_seed(seed)
     block = torch.randperm(config.vocab_size, generator=generator)[:period]
     return block[torch.arange(config.n) % period]
@@ -100,7 +101,7 @@ def decode(ids) -> str:
 def encode(text: str) -> torch.Tensor:
     """Letters A-Z -> token ids, shape (len(text),)."""
     if not isinstance(text, str) or not text or any(c not in LETTERS for c in text):
-        raise ValueError(f"text must be capital letters A-Z, got {text!r}")
+        raise ValueError(tr(f"text must be capital letters A-Z, got {text!r}"))
     return torch.tensor([LETTERS.index(c) for c in text])
 
 
@@ -127,9 +128,9 @@ class TinyDecoder(nn.Module):
     def _check_ids(self, ids: torch.Tensor, start: int = 0) -> None:
         if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
             shape = f"{ids.dtype} of shape {tuple(ids.shape)}" if isinstance(ids, torch.Tensor) else type(ids).__name__
-            raise ValueError(f"ids must be (B, n) integer token ids, got {shape}")
+            raise ValueError(tr(f"ids must be (B, n) integer token ids, got {shape}"))
         if start + ids.shape[1] > self.config.n:
-            raise ValueError(f"positions {start}..{start + ids.shape[1] - 1} exceed the model's {self.config.n} positions")
+            raise ValueError(tr(f"positions {start}..{start + ids.shape[1] - 1} exceed the model's {self.config.n} positions"))
 
     def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """(B, n_new) ids at positions start.. -> (B, n_new, d_model)."""
@@ -192,7 +193,7 @@ def build_model(config: InductionConfig = InductionConfig()) -> TinyDecoder:
 def _check_weights(weights: torch.Tensor) -> None:
     if not isinstance(weights, torch.Tensor) or weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
         shape = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__
-        raise ValueError(f"weights must be (..., n, n) self-attention weights, got {shape}")
+        raise ValueError(tr(f"weights must be (..., n, n) self-attention weights, got {shape}"))
 
 
 def previous_token_score(weights: torch.Tensor) -> torch.Tensor:
@@ -218,7 +219,7 @@ def prefix_matching_score(weights: torch.Tensor, tokens: torch.Tensor) -> torch.
     """
     _check_weights(weights)
     if tokens.ndim != 2 or weights.shape[-1] != tokens.shape[-1] or weights.shape[-4] != tokens.shape[0]:
-        raise ValueError(f"weights (..., B, h, n, n) and tokens (B, n) disagree: {tuple(weights.shape)}, {tuple(tokens.shape)}")
+        raise ValueError(tr(f"weights (..., B, h, n, n) and tokens (B, n) disagree: {tuple(weights.shape)}, {tuple(tokens.shape)}"))
     targets = prefix_targets(tokens)[:, None]  # (B, 1, n, n)
     has_target = targets.any(dim=-1)  # (B, 1, n)
     per_query = (weights * targets).sum(dim=-1)  # (..., B, h, n)
@@ -245,7 +246,7 @@ def ablate_heads(model: TinyDecoder, heads: list[tuple[int, int]]) -> TinyDecode
     d_k = model.config.d_model // model.config.num_heads
     for layer, head in heads:
         if not (0 <= layer < model.config.num_layers and 0 <= head < model.config.num_heads):
-            raise ValueError(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads")
+            raise ValueError(tr(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads"))
         with torch.no_grad():
             ablated.blocks[layer].self_attn.w_o.weight[:, head * d_k : (head + 1) * d_k] = 0
     return ablated
@@ -299,10 +300,10 @@ def generate(
     generator, so they give the same tokens when their logits agree.
     """
     if not isinstance(temperature, (int, float)) or temperature < 0:
-        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        raise ValueError(tr(f"temperature must be a number >= 0, got {temperature!r}"))
     model._check_ids(prompt)
     if prompt.shape[1] + new_tokens > model.config.n:
-        raise ValueError(f"prompt {prompt.shape[1]} + {new_tokens} new tokens exceed the model's {model.config.n} positions")
+        raise ValueError(tr(f"prompt {prompt.shape[1]} + {new_tokens} new tokens exceed the model's {model.config.n} positions"))
     generator = torch.Generator().manual_seed(seed)
     out = prompt
     caches = [KVCache() for _ in model.blocks]
@@ -383,10 +384,10 @@ def save_model(model: TinyDecoder, curve: dict[str, torch.Tensor], path: str | P
 def _path(num_layers: int | str | Path) -> Path:
     if isinstance(num_layers, int):
         if num_layers not in WEIGHTS:
-            raise ValueError(f"shipped models have {sorted(WEIGHTS)} layers, got {num_layers}")
+            raise ValueError(tr(f"shipped models have {sorted(WEIGHTS)} layers, got {num_layers}"))
         path = DATA_DIR / WEIGHTS[num_layers]
         if not path.exists():
-            raise FileNotFoundError(f"{path} is missing; run `python scripts/train_induction.py` to make it")
+            raise FileNotFoundError(tr(f"{path} is missing; run `python scripts/train_induction.py` to make it"))
         return path
     return Path(num_layers)
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import scaled_dot_product_attention
+from .i18n import translate as tr
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # gelu = the exact erf form, as PyTorch's default
 
@@ -28,22 +29,22 @@ ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # gelu = the exact erf form, as 
 def _check_input(x, d_model: int, name: str, ndim: int | None = None) -> None:
     """Raise a clear error unless ``x`` is a floating tensor whose last dimension is d_model."""
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
+        raise TypeError(tr(f"{name} must be a torch tensor, got {type(x).__name__}"))
     if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+        raise TypeError(tr(f"{name} must be a floating-point tensor, got dtype {x.dtype}"))
     if ndim is not None and x.ndim != ndim:
         raise ValueError(
             f"{name} must have shape (B, n, d_model={d_model}), got shape {tuple(x.shape)}"
             + ("; add a batch dimension with x.unsqueeze(0)" if x.ndim == ndim - 1 else "")
         )
     if x.ndim == 0 or x.shape[-1] != d_model:
-        raise ValueError(f"{name} must end in d_model={d_model} features, got shape {tuple(x.shape)}")
+        raise ValueError(tr(f"{name} must end in d_model={d_model} features, got shape {tuple(x.shape)}"))
 
 
 def _check_dims(**dims: int) -> None:
     for name, value in dims.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise ValueError(tr(f"{name} must be a positive integer, got {value!r}"))
 
 
 def _activation_name(activation) -> str:
@@ -54,12 +55,12 @@ def _activation_name(activation) -> str:
         return "relu"
     if activation is F.gelu or (isinstance(activation, nn.GELU) and activation.approximate == "none"):
         return "gelu"
-    raise ValueError(f"activation must be 'relu' or 'gelu' (exact), got {activation!r}")
+    raise ValueError(tr(f"activation must be 'relu' or 'gelu' (exact), got {activation!r}"))
 
 
 def _copy_(target: nn.Parameter | None, source: torch.Tensor | None, name: str) -> None:
     if (target is None) != (source is None):
-        raise ValueError(f"{name}: one module has a bias and the other has not")
+        raise ValueError(tr(f"{name}: one module has a bias and the other has not"))
     if target is not None:
         with torch.no_grad():
             target.copy_(source)
@@ -98,8 +99,8 @@ class MultiHeadAttention(nn.Module):
         if d_model % num_heads:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
             raise ValueError(
-                f"d_model={d_model} is not divisible by num_heads={num_heads}: each head takes "
-                f"d_model / num_heads features; num_heads can be one of {divisors}"
+                tr(f"d_model={d_model} is not divisible by num_heads={num_heads}: each head takes "
+                f"d_model / num_heads features; num_heads can be one of {divisors}")
             )
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
         self.dropout = dropout
@@ -130,11 +131,11 @@ class MultiHeadAttention(nn.Module):
             _check_input(t, self.d_model, name, ndim=3)
         if key.shape != value.shape or query.shape[0] != key.shape[0]:
             raise ValueError(
-                "key and value must have the same shape (B, n_k, d_model) and the same batch B as "
-                f"query; got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+                tr("key and value must have the same shape (B, n_k, d_model) and the same batch B as "
+                f"query; got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}")
             )
         if mask is not None and not isinstance(mask, torch.Tensor):
-            raise TypeError(f"mask must be a bool torch tensor (True = may attend), got {type(mask).__name__}")
+            raise TypeError(tr(f"mask must be a bool torch tensor (True = may attend), got {type(mask).__name__}"))
         if mask is not None and mask.ndim == 3:
             mask = mask.unsqueeze(1)  # (B, n_q, n_k) -> (B, 1, n_q, n_k): same for every head
         q = split_heads(self.w_q(query), self.num_heads)  # (B, h, n_q, d_k)
@@ -150,9 +151,9 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
         """The same layer as ``m``, weights copied (``in_proj_weight`` is W_Q, W_K, W_V stacked)."""
         if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"expected nn.MultiheadAttention, got {type(m).__name__}")
+            raise TypeError(tr(f"expected nn.MultiheadAttention, got {type(m).__name__}"))
         if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
-            raise ValueError("only nn.MultiheadAttention with kdim = vdim = embed_dim, no add_bias_kv and no add_zero_attn")
+            raise ValueError(tr("only nn.MultiheadAttention with kdim = vdim = embed_dim, no add_bias_kv and no add_zero_attn"))
         ref = m.out_proj.weight
         mine = cls(m.embed_dim, m.num_heads, bias=m.in_proj_bias is not None, dropout=m.dropout)
         mine.to(device=ref.device, dtype=ref.dtype)
@@ -195,7 +196,7 @@ class FeedForward(nn.Module):
         """The same MLP as ``linear2(activation(linear1(x)))`` (e.g. a TransformerEncoderLayer's)."""
         mine = cls(linear1.in_features, linear1.out_features, _activation_name(activation), bias=linear1.bias is not None)
         if linear2.in_features != linear1.out_features or linear2.out_features != linear1.in_features:
-            raise ValueError(f"linear2 {tuple(linear2.weight.shape)} does not undo linear1 {tuple(linear1.weight.shape)}")
+            raise ValueError(tr(f"linear2 {tuple(linear2.weight.shape)} does not undo linear1 {tuple(linear1.weight.shape)}"))
         mine.to(device=linear1.weight.device, dtype=linear1.weight.dtype)
         for lin, ref in ((mine.up, linear1), (mine.down, linear2)):
             _copy_(lin.weight, ref.weight, "FeedForward weight")
@@ -229,7 +230,7 @@ class LayerNorm(nn.Module):
     def from_torch(cls, m: nn.LayerNorm) -> LayerNorm:
         """The same norm as a 1-D ``nn.LayerNorm`` (no affine = weight 1, bias 0)."""
         if len(m.normalized_shape) != 1:
-            raise ValueError(f"only a LayerNorm over the last dimension, got normalized_shape {m.normalized_shape}")
+            raise ValueError(tr(f"only a LayerNorm over the last dimension, got normalized_shape {m.normalized_shape}"))
         mine = cls(m.normalized_shape[0], eps=m.eps, bias=m.bias is not None or m.weight is None)
         if m.weight is not None:
             mine.to(device=m.weight.device, dtype=m.weight.dtype)
@@ -260,7 +261,7 @@ class RMSNorm(nn.Module):
     def from_torch(cls, m: nn.RMSNorm) -> RMSNorm:
         """The same norm as a 1-D ``nn.RMSNorm`` (its eps=None means the dtype's machine epsilon)."""
         if len(m.normalized_shape) != 1:
-            raise ValueError(f"only an RMSNorm over the last dimension, got normalized_shape {m.normalized_shape}")
+            raise ValueError(tr(f"only an RMSNorm over the last dimension, got normalized_shape {m.normalized_shape}"))
         dtype = m.weight.dtype if m.weight is not None else torch.get_default_dtype()
         mine = cls(m.normalized_shape[0], eps=m.eps if m.eps is not None else torch.finfo(dtype).eps)
         if m.weight is not None:
@@ -326,7 +327,7 @@ class EncoderBlock(nn.Module):
         True = may attend (``~src_mask``; ``~src_key_padding_mask[:, None, None, :]``).
         """
         if not isinstance(layer, nn.TransformerEncoderLayer):
-            raise TypeError(f"expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
+            raise TypeError(tr(f"expected nn.TransformerEncoderLayer, got {type(layer).__name__}"))
         attn = MultiHeadAttention.from_torch(layer.self_attn)
         mine = cls(
             attn.d_model, attn.num_heads, layer.linear1.out_features, norm_first=layer.norm_first,
@@ -422,7 +423,7 @@ class DecoderBlock(nn.Module):
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:
         """The same block as ``layer`` (``self_attn``, ``multihead_attn``, FFN, three norms)."""
         if not isinstance(layer, nn.TransformerDecoderLayer):
-            raise TypeError(f"expected nn.TransformerDecoderLayer, got {type(layer).__name__}")
+            raise TypeError(tr(f"expected nn.TransformerDecoderLayer, got {type(layer).__name__}"))
         self_attn = MultiHeadAttention.from_torch(layer.self_attn)
         mine = cls(
             self_attn.d_model, self_attn.num_heads, layer.linear1.out_features, norm_first=layer.norm_first,

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import scaled_dot_product_attention
+from .i18n import translate as tr
 from .layers import RMSNorm, _check_dims, _check_input, merge_heads, split_heads
 from .position import rope
 from .scale import KVCache
@@ -53,7 +54,7 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     ``F.scaled_dot_product_attention(..., enable_gqa=True)``).
     """
     if not isinstance(x, torch.Tensor) or x.ndim != 4:
-        raise ValueError(f"x must be a (B, h_kv, n, d_k) tensor, got {getattr(x, 'shape', type(x).__name__)}")
+        raise ValueError(tr(f"x must be a (B, h_kv, n, d_k) tensor, got {getattr(x, 'shape', type(x).__name__)}"))
     _check_dims(n_rep=n_rep)
     B, h_kv, n, d_k = x.shape
     return x[:, :, None].expand(B, h_kv, n_rep, n, d_k).reshape(B, h_kv * n_rep, n, d_k)
@@ -74,8 +75,8 @@ class GroupedQueryAttention(nn.Module):
         _check_dims(d_model=d_model, num_heads=num_heads, num_kv_heads=num_kv_heads)
         if d_model % num_heads or num_heads % num_kv_heads or (d_model // num_heads) % 2:
             raise ValueError(
-                f"need num_heads={num_heads} to divide d_model={d_model} into an even d_k (RoPE rotates pairs), "
-                f"and num_kv_heads={num_kv_heads} to divide num_heads"
+                tr(f"need num_heads={num_heads} to divide d_model={d_model} into an even d_k (RoPE rotates pairs), "
+                f"and num_kv_heads={num_kv_heads} to divide num_heads")
             )
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.d_k, self.rope_base = d_model // num_heads, rope_base

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .i18n import translate as tr
+
 
 def causal_mask(n: int, device: torch.device | str | None = None, *, n_k: int | None = None) -> torch.Tensor:
     """Lower-triangular mask: query i may attend to keys 0..i, never to the future.
@@ -20,10 +22,10 @@ def causal_mask(n: int, device: torch.device | str | None = None, *, n_k: int | 
         bool tensor of shape (n, n_k), True where key j <= the query's own position.
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"causal_mask needs a positive integer length, got {n!r}")
+        raise ValueError(tr(f"causal_mask needs a positive integer length, got {n!r}"))
     n_k = int(n) if n_k is None else n_k
     if not isinstance(n_k, (int, np.integer)) or isinstance(n_k, bool) or n_k < n:
-        raise ValueError(f"causal_mask needs n_k >= n = {n} keys (the queries are the last n positions), got {n_k!r}")
+        raise ValueError(tr(f"causal_mask needs n_k >= n = {n} keys (the queries are the last n positions), got {n_k!r}"))
     return torch.ones(int(n), int(n_k), dtype=torch.bool, device=device).tril(diagonal=int(n_k) - int(n))
 
 
@@ -41,7 +43,7 @@ def padding_mask(tokens, pad_id: int = 0) -> torch.Tensor:
     """
     tokens = torch.as_tensor(np.asarray(tokens)) if not isinstance(tokens, torch.Tensor) else tokens
     if tokens.ndim != 2:
-        raise ValueError(f"tokens must have shape (B, n), got shape {tuple(tokens.shape)}")
+        raise ValueError(tr(f"tokens must have shape (B, n), got shape {tuple(tokens.shape)}"))
     if tokens.is_floating_point() or tokens.dtype == torch.bool:
-        raise TypeError(f"tokens must be integer ids, got dtype {tokens.dtype}")
+        raise TypeError(tr(f"tokens must be integer ids, got dtype {tokens.dtype}"))
     return (tokens != pad_id)[:, None, None, :]

@@ -10,11 +10,15 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from .i18n import N_
+from .i18n import translate as tr
+
 MAX_ANNOTATED = 10  # annotate cell values only when both sides are at most this long
 MAX_TICK_LABELS = 32  # beyond this many tokens, label every k-th one
 MAX_INDEX_LABELS = 16  # positions without token names are numbered more sparsely
-QUERY_AXIS_LABEL = "query (attending)"
-KEY_AXIS_LABEL = "key (attended to)"
+QUERY_AXIS_LABEL = N_("query (attending)")
+KEY_AXIS_LABEL = N_("key (attended to)")
+WEIGHT_LABEL = N_("attention weight")  # the colour bar's label
 
 
 def to_numpy(x) -> np.ndarray:
@@ -30,7 +34,7 @@ def as_matrix(x, name: str = "weights") -> np.ndarray:
     while x.ndim > 2 and x.shape[0] == 1:
         x = x[0]
     if x.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D (n_q, n_k) matrix, got shape {x.shape}")
+        raise ValueError(tr(f"{name} must be a 2-D (n_q, n_k) matrix, got shape {x.shape}"))
     return x
 
 
@@ -65,13 +69,13 @@ def label_axes(ax: Axes, n_q: int, n_k: int, query_labels=None, key_labels=None)
         names = labels[which]
         ticks = tick_positions(n, named=names is not None)
         if names is not None and len(names) != n:
-            raise ValueError(f"{len(names)} {which}-labels given for {n} {which}-positions")
+            raise ValueError(tr(f"{len(names)} {which}-labels given for {n} {which}-positions"))
         axis.set_ticks(ticks, [str(names[i]) if names is not None else str(i) for i in ticks])
     shown = len(tick_positions(n_k, named=key_labels is not None))
     longest = max((len(str(s)) for s in key_labels), default=1) if key_labels is not None else len(str(n_k))
     ax.tick_params(axis="x", labelrotation=0 if shown * longest <= 32 else 90)  # upright if they fit
-    ax.set_xlabel(KEY_AXIS_LABEL)
-    ax.set_ylabel(QUERY_AXIS_LABEL)
+    ax.set_xlabel(tr(KEY_AXIS_LABEL))
+    ax.set_ylabel(tr(QUERY_AXIS_LABEL))
 
 
 def attention_heatmap(
@@ -88,7 +92,7 @@ def attention_heatmap(
     annotate: bool | None = None,
     fmt: str = ".2f",
     colorbar: bool = True,
-    cbar_label: str = "attention weight",
+    cbar_label: str = WEIGHT_LABEL,
 ) -> Axes:
     """Draw an attention (or score) matrix the way every notebook does.
 
@@ -118,7 +122,7 @@ def attention_heatmap(
     if annotate or (annotate is None and max(n_q, n_k) <= MAX_ANNOTATED):
         annotate_cells(ax, matrix, image, fmt, None if mask is None else allowed)
     if colorbar:
-        ax.figure.colorbar(image, ax=ax, label=cbar_label, fraction=0.046, pad=0.04)
+        ax.figure.colorbar(image, ax=ax, label=tr(cbar_label), fraction=0.046, pad=0.04)
     if title:
         ax.set_title(title)
     return ax
@@ -149,7 +153,7 @@ def attention_grid(
     cmap: str = "viridis",
     annotate: bool | None = None,
     panel_size: float = 2.6,
-    cbar_label: str = "attention weight",
+    cbar_label: str = WEIGHT_LABEL,
 ) -> Figure:
     """Small multiples: one heatmap per matrix on a shared colour scale.
 
@@ -165,7 +169,7 @@ def attention_grid(
         matrices = list(to_numpy(matrices))
     stack = [as_matrix(m, "each matrix") for m in matrices]
     if titles is not None and len(titles) != len(stack):
-        raise ValueError(f"{len(titles)} titles for {len(stack)} matrices")
+        raise ValueError(tr(f"{len(titles)} titles for {len(stack)} matrices"))
     ncols = min(ncols, len(stack))
     nrows = int(np.ceil(len(stack) / ncols))
     fig, axes = plt.subplots(
@@ -189,7 +193,7 @@ def attention_grid(
             ax.set_ylabel("")
         if idx < len(stack) - ncols:
             ax.set_xlabel("")
-    fig.colorbar(axes.flat[0].images[0], ax=axes, label=cbar_label, shrink=0.8)
+    fig.colorbar(axes.flat[0].images[0], ax=axes, label=tr(cbar_label), shrink=0.8)
     if suptitle:
         fig.suptitle(suptitle)
     return fig

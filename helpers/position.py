@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import torch
 
+from .i18n import translate as tr
+
 
 def _check_width(d: int, what: str) -> None:
     if not isinstance(d, int) or isinstance(d, bool) or d < 2 or d % 2:
-        raise ValueError(f"{what} must be a positive even integer (pairs of dimensions), got {d!r}")
+        raise ValueError(tr(f"{what} must be a positive even integer (pairs of dimensions), got {d!r}"))
 
 
 def frequencies(d: int, base: float = 10000.0) -> torch.Tensor:
@@ -40,7 +42,7 @@ def sinusoidal_encoding(n: int, d_model: int, base: float = 10000.0) -> torch.Te
         float32 tensor of shape (n, d_model); add it to the token embeddings.
     """
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise ValueError(tr(f"n must be a positive integer, got {n!r}"))
     angles = torch.arange(n, dtype=torch.float64)[:, None] * frequencies(d_model, base)  # (n, d/2)
     pe = torch.empty(n, d_model, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(angles)
@@ -65,16 +67,16 @@ def rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 1
         dimensions listed in another order.
     """
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        raise TypeError(tr(f"x must be a torch tensor, got {type(x).__name__}"))
     if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., n, d), got shape {tuple(x.shape)}")
+        raise ValueError(tr(f"x must have shape (..., n, d), got shape {tuple(x.shape)}"))
     n, d = x.shape[-2], x.shape[-1]
     _check_width(d, f"the last dimension of x (shape {tuple(x.shape)})")
     if positions is None:
         positions = torch.arange(n)
     positions = torch.as_tensor(positions)
     if positions.shape != (n,):
-        raise ValueError(f"positions must have shape ({n},) for x of shape {tuple(x.shape)}, got {tuple(positions.shape)}")
+        raise ValueError(tr(f"positions must have shape ({n},) for x of shape {tuple(x.shape)}, got {tuple(positions.shape)}"))
     angles = positions.to(torch.float64)[:, None] * frequencies(d, base)  # (n, d/2)
     cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]  # the two coordinates of each pair

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from .attention import scaled_dot_product_attention
+from .i18n import translate as tr
 
 # The axes a query and a key compare in notebook 04's hand-set projection (d_k = 4).
 MATCH_AXES = ("money", "water", "living", "object")
@@ -42,7 +43,7 @@ class QKVProjection(nn.Module):
         super().__init__()
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v if d_v is not None else d_k)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise ValueError(tr(f"{name} must be a positive integer, got {value!r}"))
         self.d_model, self.d_k, self.d_v = d_model, d_k, d_k if d_v is None else d_v
         self.W_q = nn.Linear(d_model, d_k, bias=bias)
         self.W_k = nn.Linear(d_model, d_k, bias=bias)
@@ -51,9 +52,9 @@ class QKVProjection(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """x (..., n, d_model) -> Q (..., n, d_k), K (..., n, d_k), V (..., n, d_v)."""
         if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+            raise TypeError(tr(f"x must be a torch tensor, got {type(x).__name__}"))
         if x.ndim < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., n, d_model={self.d_model}), got {tuple(x.shape)}")
+            raise ValueError(tr(f"x must have shape (..., n, d_model={self.d_model}), got {tuple(x.shape)}"))
         return self.W_q(x), self.W_k(x), self.W_v(x)
 
     def extra_repr(self) -> str:
@@ -83,7 +84,7 @@ def hand_set_weights(axes: Sequence[str], gain: float = GAIN) -> dict[str, torch
     axes = list(axes)
     missing = [a for a in MATCH_AXES + tuple(r[0] for r in QUERY_RULES) if a not in axes]
     if missing:
-        raise ValueError(f"axes {missing} are needed by the hand-set projection; got axes {axes}")
+        raise ValueError(tr(f"axes {missing} are needed by the hand-set projection; got axes {axes}"))
     d_model, d_k = len(axes), len(MATCH_AXES)
     W_k = torch.zeros(d_model, d_k)
     for j, axis in enumerate(MATCH_AXES):

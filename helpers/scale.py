@@ -23,6 +23,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
+from .i18n import translate as tr
+
 
 @dataclass(frozen=True)
 class DecoderShape:
@@ -67,7 +69,7 @@ def flops_per_token(context: int, shape: DecoderShape = LLAMA2_7B) -> dict[str, 
         left out (a few FLOPs per score or feature: under 1% here).
     """
     if not isinstance(context, int) or isinstance(context, bool) or context < 1:
-        raise ValueError(f"context must be a positive integer number of keys, got {context!r}")
+        raise ValueError(tr(f"context must be a positive integer number of keys, got {context!r}"))
     d, L = shape.d_model, shape.n_layers
     kv_width = shape.kv_heads * shape.d_k
     return {
@@ -123,12 +125,12 @@ class KVCache:
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Add k, v of shape (B, h, n_new, d_k); return all keys and values (B, h, n, d_k)."""
         if k.ndim != 4 or k.shape != v.shape:
-            raise ValueError(f"k and v must both have shape (B, h, n_new, d_k); got {tuple(k.shape)} and {tuple(v.shape)}")
+            raise ValueError(tr(f"k and v must both have shape (B, h, n_new, d_k); got {tuple(k.shape)} and {tuple(v.shape)}"))
         if self.keys is None:
             self.keys, self.values = k, v
         else:
             if k.shape[:2] != self.keys.shape[:2] or k.shape[-1] != self.keys.shape[-1]:
-                raise ValueError(f"new keys {tuple(k.shape)} do not match the cache's (B, h, n, d_k) = {tuple(self.keys.shape)}")
+                raise ValueError(tr(f"new keys {tuple(k.shape)} do not match the cache's (B, h, n, d_k) = {tuple(self.keys.shape)}"))
             self.keys = torch.cat([self.keys, k], dim=-2)
             self.values = torch.cat([self.values, v], dim=-2)
         return self.keys, self.values
@@ -163,14 +165,14 @@ def blockwise_attention(
         (..., n_q, d_v), equal to the plain computation up to float rounding.
     """
     if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
-        raise TypeError("q, k and v must be torch tensors")
+        raise TypeError(tr("q, k and v must be torch tensors"))
     if q.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"need q (..., n_q, d_k), k (..., n_k, d_k), v (..., n_k, d_v); got q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+        raise ValueError(tr(f"need q (..., n_q, d_k), k (..., n_k, d_k), v (..., n_k, d_v); got q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"))
     if not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise ValueError(tr(f"block_size must be a positive integer, got {block_size!r}"))
     n_q, n_k = q.shape[-2], k.shape[-2]
     if causal and n_q != n_k:
-        raise ValueError(f"causal blockwise attention needs n_q == n_k, got {n_q} and {n_k}")
+        raise ValueError(tr(f"causal blockwise attention needs n_q == n_k, got {n_q} and {n_k}"))
     scale = 1.0 / math.sqrt(q.shape[-1])
     out = q.new_empty((*q.shape[:-1], v.shape[-1]))
     for i in range(0, n_q, block_size):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .i18n import translate as tr
+
 
 def _as_probabilities(p, name: str = "p"):
     """``p`` as a floating numpy array or torch tensor with at least one dimension."""
@@ -17,10 +19,10 @@ def _as_probabilities(p, name: str = "p"):
     else:
         p = np.asarray(p)
         if not np.issubdtype(p.dtype, np.number):
-            raise TypeError(f"{name} must hold numbers, got dtype {p.dtype}")
+            raise TypeError(tr(f"{name} must hold numbers, got dtype {p.dtype}"))
         p = p if np.issubdtype(p.dtype, np.floating) else p.astype(np.float64)
     if p.ndim == 0:
-        raise ValueError(f"{name} needs at least one dimension (..., n), got a scalar (shape ())")
+        raise ValueError(tr(f"{name} needs at least one dimension (..., n), got a scalar (shape ())"))
     return p
 
 

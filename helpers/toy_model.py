@@ -26,6 +26,7 @@ from torch import nn
 from tqdm import tqdm
 
 from .data import DATA_DIR
+from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm
 from .masks import padding_mask
 
@@ -60,7 +61,7 @@ class ToyConfig:
 def encode(text: str, max_len: int = 8) -> torch.Tensor:
     """Letters A-J -> token ids, padded with 0 to ``max_len``: shape (max_len,)."""
     if not 1 <= len(text) <= max_len or any(c not in LETTERS for c in text):
-        raise ValueError(f"text must be 1 to {max_len} letters from {LETTERS!r}, got {text!r}")
+        raise ValueError(tr(f"text must be 1 to {max_len} letters from {LETTERS!r}, got {text!r}"))
     ids = [VOCAB.index(c) for c in text] + [PAD] * (max_len - len(text))
     return torch.tensor(ids)
 
@@ -106,9 +107,9 @@ class ToyReverser(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, n) token ids, 0 = padding -> logits (B, n, vocab)."""
         if x.ndim != 2 or x.is_floating_point():
-            raise ValueError(f"x must be (B, n) integer token ids, got {x.dtype} of shape {tuple(x.shape)}")
+            raise ValueError(tr(f"x must be (B, n) integer token ids, got {x.dtype} of shape {tuple(x.shape)}"))
         if x.shape[1] > self.config.max_len:
-            raise ValueError(f"sequences of at most {self.config.max_len} tokens, got {x.shape[1]}")
+            raise ValueError(tr(f"sequences of at most {self.config.max_len} tokens, got {x.shape[1]}"))
         mask = padding_mask(x, PAD)  # (B, 1, 1, n): no query looks at padding
         stream = self.tokens(x) + self.positions(torch.arange(x.shape[1]))  # the residual stream (B, n, d_model)
         for block in self.blocks:
@@ -168,7 +169,7 @@ def ablate_attention(model: ToyReverser, layer: int) -> Iterator[ToyReverser]:
     weighted sum of values after W_O, is replaced by zeros. The MLPs and other layers run as usual.
     """
     if not 0 <= layer < len(model.blocks):
-        raise ValueError(f"layer must be 0..{len(model.blocks) - 1}, got {layer!r}")
+        raise ValueError(tr(f"layer must be 0..{len(model.blocks) - 1}, got {layer!r}"))
     handle = model.blocks[layer].self_attn.register_forward_hook(lambda _m, _i, out: (torch.zeros_like(out[0]), out[1]))
     try:
         yield model
@@ -191,7 +192,7 @@ def load_model(path: str | Path | None = None) -> ToyReverser:
     """Load a model saved by :func:`save_model`; default: the committed trained weights."""
     path = Path(path) if path is not None else DATA_DIR / WEIGHTS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; run `python scripts/train_toy_model.py` to make it")
+        raise FileNotFoundError(tr(f"{path} is missing; run `python scripts/train_toy_model.py` to make it"))
     with safe_open(str(path), framework="pt") as f:
         config = ToyConfig(**json.loads(f.metadata()["config"]))
         state = {k: f.get_tensor(k) for k in f.keys()}

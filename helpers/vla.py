@@ -31,6 +31,7 @@ from torch import nn
 from tqdm import tqdm
 
 from .data import DATA_DIR
+from .i18n import translate as tr
 from .layers import RMSNorm
 from .llama import LlamaBlock
 from .scale import KVCache
@@ -93,7 +94,7 @@ def sample_scene(rng: np.random.Generator, combos: str = "train", n_objects: int
     """One random scene of n_objects (1-3), each object in its own colour. combos: "train" (no held-out combination anywhere) or
     "held out" (the target is one of HELD_OUT_COMBOS, the distractors are not)."""
     if combos not in ("train", "held out"):
-        raise ValueError(f"combos must be 'train' or 'held out', got {combos!r}")
+        raise ValueError(tr(f"combos must be 'train' or 'held out', got {combos!r}"))
     seen = [(c, s) for c in COLOURS for s in SHAPES if (c, s) not in HELD_OUT_COMBOS]
     pool = seen if combos == "train" else list(HELD_OUT_COMBOS)
     chosen = [pool[int(rng.integers(len(pool)))]]
@@ -164,7 +165,7 @@ def object_patches(scene: Scene) -> torch.Tensor:
 def patchify(images: torch.Tensor, patch: int = PATCH) -> torch.Tensor:
     """(B, C, H, W) -> (B, (H/p)·(W/p), C·p·p): patches row by row, each flattened channel-first."""
     if not isinstance(images, torch.Tensor) or images.ndim != 4 or images.shape[-1] % patch or images.shape[-2] % patch:
-        raise ValueError(f"images must be (B, C, H, W) with H and W multiples of patch={patch}, got {getattr(images, 'shape', images)}")
+        raise ValueError(tr(f"images must be (B, C, H, W) with H and W multiples of patch={patch}, got {getattr(images, 'shape', images)}"))
     B, C, H, W = images.shape
     x = images.reshape(B, C, H // patch, patch, W // patch, patch)  # (B, C, rows, p, cols, p)
     return x.permute(0, 2, 4, 1, 3, 5).reshape(B, (H // patch) * (W // patch), C * patch * patch)
@@ -216,7 +217,7 @@ class VLAConfig:
 def vla_mask(n: int, n_prefix: int, kind: str = "causal") -> torch.Tensor:
     """(n, n) bool, True = may attend. "causal": key j <= query i. "prefix": also every key of the prefix."""
     if kind not in ("causal", "prefix"):
-        raise ValueError(f"kind must be 'causal' or 'prefix', got {kind!r}")
+        raise ValueError(tr(f"kind must be 'causal' or 'prefix', got {kind!r}"))
     i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
     return (j <= i) | ((j < n_prefix) & (kind == "prefix"))
 
@@ -248,7 +249,7 @@ class TinyVLA(nn.Module):
     def image_tokens(self, images: torch.Tensor) -> torch.Tensor:
         """(B, 3, IMAGE, IMAGE) -> (B, n_patches, d_model): patch tokens in the LLM's width."""
         if images.ndim != 4 or images.shape[1:] != (3, IMAGE, IMAGE):
-            raise ValueError(f"images must be (B, 3, {IMAGE}, {IMAGE}), got {tuple(images.shape)}")
+            raise ValueError(tr(f"images must be (B, 3, {IMAGE}, {IMAGE}), got {tuple(images.shape)}"))
         positions = (self.patch_rows + self.patch_cols).flatten(0, 1)  # (n_patches, d_vision), row by row
         return self.projector(self.patch_embed(images) + positions)
 
@@ -264,7 +265,7 @@ class TinyVLA(nn.Module):
         zero_heads: {layer: [heads]} whose outputs are zeroed (an ablation).
         """
         if tokens.ndim != 2 or tokens.shape[0] != images.shape[0] or tokens.is_floating_point():
-            raise ValueError(f"tokens must be (B={images.shape[0]}, t) integer ids, got {tokens.dtype} {tuple(tokens.shape)}")
+            raise ValueError(tr(f"tokens must be (B={images.shape[0]}, t) integer ids, got {tokens.dtype} {tuple(tokens.shape)}"))
         x = torch.cat([self.image_tokens(images), self.embed(tokens)], dim=1)
         return self._run(x, vla_mask(x.shape[1], self.config.n_prefix, self.config.mask), zero_heads=zero_heads)
 
@@ -392,7 +393,7 @@ def load_models(path: str | Path | None = None) -> dict[str, TinyVLA]:
     """The models saved by :func:`save_models`; default: the committed ``data/tiny_vla.safetensors``."""
     path = Path(path) if path is not None else DATA_DIR / WEIGHTS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; run `python scripts/train_tiny_vla.py` to make it")
+        raise FileNotFoundError(tr(f"{path} is missing; run `python scripts/train_tiny_vla.py` to make it"))
     models = {}
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()

@@ -29,7 +29,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .plots import as_matrix, label_axes, mask_overlay
+from .i18n import translate as tr
+from .plots import WEIGHT_LABEL, as_matrix, label_axes, mask_overlay
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -42,10 +43,10 @@ def ipywidgets():
     try:
         import ipywidgets as module
     except ModuleNotFoundError:
-        raise ModuleNotFoundError(
+        raise ModuleNotFoundError(tr(
             "The live explorers need ipywidgets (7.7 or newer): pip install ipywidgets, "
             "or start Jupyter with `make lab`. The rest of helpers works without it."
-        ) from None
+        )) from None
     return module
 
 
@@ -84,15 +85,17 @@ def png_bytes(fig: Figure) -> bytes:
 
 
 def format_readout(value: float | int | str) -> str:
-    """One readout as shown beside the picture: a float with 3 decimals, anything else as is."""
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    """One readout as shown beside the picture: a float with 3 decimals, a word in the learner's
+    language, anything else as is."""
+    return f"{value:.3f}" if isinstance(value, float) else tr(str(value))
 
 
 def format_readouts(readouts: Readouts) -> str:
-    """An HTML table of name: value, floats with 3 decimals."""
+    """An HTML table of name: value, floats with 3 decimals; names and words in the learner's
+    language (the mapping itself keeps the English names, which code uses as keys)."""
     cell = "padding:0 0.4em;white-space:nowrap"  # a name or value never wraps mid-word
     rows = "".join(
-        f"<tr><td style='{cell}'>{html.escape(str(k))}</td>"
+        f"<tr><td style='{cell}'>{html.escape(tr(str(k)))}</td>"
         f"<td style='{cell};text-align:right;font-family:monospace'>"
         f"{html.escape(format_readout(v))}</td></tr>"
         for k, v in readouts.items()
@@ -153,7 +156,7 @@ class LiveFigure:
         """Move controls programmatically (as a learner would); each change refreshes once."""
         for name, value in values.items():
             if name not in self.controls:
-                raise ValueError(f"no control named {name!r}; controls are {list(self.controls)}")
+                raise ValueError(tr(f"no control named {name!r}; controls are {list(self.controls)}"))
             self.controls[name].value = value
 
     def _on_change(self, _change) -> None:
@@ -274,16 +277,16 @@ class LiveHeatmap(LiveFigure):
         vmax: float = 1.0,
         cmap: str = "viridis",
         figsize: tuple[float, float] = (5.2, 4.4),
-        cbar_label: str = "attention weight",
+        cbar_label: str = WEIGHT_LABEL,
     ) -> None:
         fig = new_figure(figsize)
         self.ax = fig.add_subplot()
         self.heat = self.ax.imshow(np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
         self.overlay = self.ax.imshow(np.zeros((1, 1, 4)), interpolation="nearest")
-        fig.colorbar(self.heat, ax=self.ax, label=cbar_label, fraction=0.046, pad=0.04)
+        fig.colorbar(self.heat, ax=self.ax, label=tr(cbar_label), fraction=0.046, pad=0.04)
         self.ax.set_anchor("W")  # square cells leave spare width: put it right of the heatmap, not left
-        self.ax.set_title(title)  # always present, so the layout keeps room for a frame's title
-        self._title = title
+        self._title = tr(title)
+        self.ax.set_title(self._title)  # always present, so the layout keeps room for a frame's title
         self._compute = compute
         self._layout_key = None  # shape and labels the axes were last drawn with
         self._layout_size = None  # widest tick labels and key-label rotation the margins were laid out for
@@ -317,7 +320,7 @@ class LiveHeatmap(LiveFigure):
                 self._layout_size, self._static = (*widest, rotation), None
             self._layout_key = key
         self.heat.set_data(weights)
-        self.ax.title.set_text(frame.title if frame.title is not None else self._title)
+        self.ax.title.set_text(tr(frame.title) if frame.title is not None else self._title)
         blocked = np.zeros((1, 1), bool) if frame.mask is None else ~np.broadcast_to(as_matrix(frame.mask, "mask"), weights.shape)
         self.overlay.set_visible(bool(blocked.any()))  # an invisible artist costs no draw time
         if blocked.any():

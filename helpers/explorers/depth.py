@@ -18,6 +18,9 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
+
 from ..layers import EncoderBlock, LayerNorm
 from ..widgets import LiveFigure, new_figure
 
@@ -40,7 +43,7 @@ def make_stack(depth: int, gain: float = 1.0, seed: int = 0) -> tuple[list[Encod
     of the 32-block one.
     """
     if not 1 <= depth <= MAX_DEPTH:
-        raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        raise ValueError(tr(f"depth must be between 1 and {MAX_DEPTH}, got {depth}"))
     torch.manual_seed(seed)
     blocks = [EncoderBlock(D_MODEL, NUM_HEADS, D_FF) for _ in range(MAX_DEPTH)][:depth]
     with torch.no_grad():
@@ -126,7 +129,7 @@ def layer_scales(depth: int, norm_first: bool, gain: float = 1.0, seed: int = 0)
     come from :func:`depth_table`, computed once for all depths.
     """
     if not 1 <= depth <= MAX_DEPTH:
-        raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        raise ValueError(tr(f"depth must be between 1 and {MAX_DEPTH}, got {depth}"))
     activations, gradients = depth_table(bool(norm_first), float(gain), seed)
     return activations[:depth], gradients[depth - 1, :depth]
 
@@ -138,20 +141,20 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
     Axes are fixed and drawn once; an update redraws only the lines and the label.
     """
     if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {list(PLACEMENTS)}, got {placement!r}")
+        raise ValueError(tr(f"placement must be one of {list(PLACEMENTS)}, got {placement!r}"))
     fig = new_figure((10.0, 3.9))
     ax_act, ax_grad = fig.subplots(1, 2)
     layers = np.arange(1, MAX_DEPTH + 1)
     lines = {}
     for ax, key, limits, title, ylabel in (
-        (ax_act, "act", ACTIVATION_LIMITS, "activation: RMS of the stream after block ℓ", "stream RMS (input: 1)"),
-        (ax_grad, "grad", GRADIENT_LIMITS, "gradient: RMS of d loss / d (input of block ℓ)",
-         "gradient RMS (dotted: if blocks did nothing)"),
+        (ax_act, "act", ACTIVATION_LIMITS, tr("activation: RMS of the stream after block ℓ"), tr("stream RMS (input: 1)")),
+        (ax_grad, "grad", GRADIENT_LIMITS, tr("gradient: RMS of d loss / d (input of block ℓ)"),
+         tr("gradient RMS (dotted: if blocks did nothing)")),
     ):
         ax.axhline(1.0, color="black", lw=0.8, ls=":")
         (lines[key, "other"],) = ax.plot(layers, np.ones(MAX_DEPTH), ls="--", color="0.6", lw=1.5)
         (lines[key, "this"],) = ax.plot(layers, np.ones(MAX_DEPTH), marker="o", ms=3.5, lw=2, color="tab:blue")
-        ax.set(yscale="log", ylim=limits, xlim=(0.5, MAX_DEPTH + 0.5), xlabel="block ℓ", ylabel=ylabel, title=title)
+        ax.set(yscale="log", ylim=limits, xlim=(0.5, MAX_DEPTH + 0.5), xlabel=tr("block ℓ"), ylabel=ylabel, title=title)
     label = ax_act.text(0.02, 0.97, "", transform=ax_act.transAxes, va="top", fontsize=8.5)
 
     def update(depth: int, placement: str, gain: float):
@@ -161,19 +164,19 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
             act, grad = layer_scales(depth, PLACEMENTS[name], float(gain))
             lines["act", which].set_data(x, act)
             lines["grad", which].set_data(x, grad)
-        label.set_text(f"blue: {placement}\ngrey dashes: {other}, same weights\n"
-                       f"branch gain {GAIN_LABELS.get(gain, f'{gain:g}')}, depth {depth}")
+        label.set_text(tr(f"blue: {placement}\ngrey dashes: {other}, same weights\n"
+                          f"branch gain {GAIN_LABELS.get(gain, f'{gain:g}')}, depth {depth}"))
         return {
-            "stream RMS after the last block": round(float(act[-1]), 3),
-            "gradient RMS at block 1 / at block L": round(float(grad[0] / grad[-1]), 3),
-            "smallest gradient RMS": round(float(grad.min()), 4),
+            N_("stream RMS after the last block"): round(float(act[-1]), 3),
+            N_("gradient RMS at block 1 / at block L"): round(float(grad[0] / grad[-1]), 3),
+            N_("smallest gradient RMS"): round(float(grad.min()), 4),
         }
 
     controls = {
-        "depth": widgets.IntSlider(value=depth, min=1, max=MAX_DEPTH, description="depth L"),
-        "placement": widgets.ToggleButtons(options=list(PLACEMENTS), value=placement, description="norm"),
+        "depth": widgets.IntSlider(value=depth, min=1, max=MAX_DEPTH, description=tr("depth L")),
+        "placement": widgets.ToggleButtons(options=list(PLACEMENTS), value=placement, description=tr("norm")),
         "gain": widgets.ToggleButtons(options=[(GAIN_LABELS[g], g) for g in GAINS], value=float(gain),
-                                      description="branch gain"),
+                                      description=tr("branch gain")),
     }
     for table_gain in GAINS:  # every position of every control, computed now (about 0.1 s of CPU each):
         for norm_first in PLACEMENTS.values():  # an update then only redraws the lines

@@ -18,6 +18,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
+
 from ..attention import scaled_dot_product_attention
 from ..embeddings import load_toy_embeddings, tokenize
 from ..layers import MultiHeadAttention, split_heads
@@ -27,14 +30,14 @@ from ..widgets import HeatmapFrame, LiveHeatmap
 # Feature j of a query is GAIN · x[query axis]; feature j of a key is x[key axis], so
 # the score adds GAIN · x_query[query axis] · x_key[key axis] for every relation in a head.
 RELATIONS = (
-    ("who acts?", "action", "living"),
-    ("described as?", "living", "colour"),
-    ("on what?", "action", "object"),
-    ("which thing?", "colour", "object"),
-    ("same kind: beings", "living", "living"),
-    ("same kind: things", "object", "object"),
-    ("where?", "action", "place"),
-    ("grammar word", "function", "function"),
+    (N_("who acts?"), "action", "living"),
+    (N_("described as?"), "living", "colour"),
+    (N_("on what?"), "action", "object"),
+    (N_("which thing?"), "colour", "object"),
+    (N_("same kind: beings"), "living", "living"),
+    (N_("same kind: things"), "object", "object"),
+    (N_("where?"), "action", "place"),
+    (N_("grammar word"), "function", "function"),
 )
 GAIN = 8.0  # how sharp a match is; a trained model learns its own scale
 SENTENCES = (
@@ -48,7 +51,7 @@ def hand_set_weights(axes) -> tuple[torch.Tensor, torch.Tensor]:
     axes = list(axes)
     d_model = len(axes)
     if d_model != len(RELATIONS):
-        raise ValueError(f"{len(RELATIONS)} relations need d_model = {len(RELATIONS)} axes, got {d_model}")
+        raise ValueError(tr(f"{len(RELATIONS)} relations need d_model = {len(RELATIONS)} axes, got {d_model}"))
     W_q, W_k = torch.zeros(d_model, d_model), torch.zeros(d_model, d_model)
     for j, (_, query_axis, key_axis) in enumerate(RELATIONS):
         W_q[axes.index(query_axis), j] = GAIN
@@ -81,7 +84,7 @@ def score_scale(scale: str, d_model: int, num_heads: int) -> float:
     """The factor each head's scores q·k are multiplied by: 1/√d_k (right), 1/√d_model (the bug) or 1."""
     factors = {"1/√d_k": 1 / math.sqrt(d_model // num_heads), "1/√d_model": 1 / math.sqrt(d_model), "none": 1.0}
     if scale not in factors:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        raise ValueError(tr(f"scale must be one of {SCALES}, got {scale!r}"))
     return factors[scale]
 
 
@@ -114,7 +117,7 @@ def heads_explorer(
     d_model = len(RELATIONS)
     options = [h for h in range(1, d_model + 1) if d_model % h == 0]
     if num_heads not in options:
-        raise ValueError(f"num_heads must divide d_model = {d_model}: one of {options}, got {num_heads}")
+        raise ValueError(tr(f"num_heads must divide d_model = {d_model}: one of {options}, got {num_heads}"))
     score_scale(scale, d_model, num_heads)  # rejects an unknown scale now, not at the first update
     cache: dict[tuple[str, int, str], np.ndarray] = {}
 
@@ -125,29 +128,29 @@ def heads_explorer(
         weights = cache[sentence, num_heads, scale][head]
         tokens = tokenize(sentence)
         return HeatmapFrame(weights, tokens, tokens, readouts={
-            "head": f"{head} of h = {num_heads}",
+            N_("head"): tr(f"{head} of h = {num_heads}"),
             "d_k = 8 / h": d_model // num_heads,
-            "this head compares": ", ".join(head_relations(num_heads, head)),
-            "scores multiplied by": round(score_scale(scale, d_model, num_heads), 3),
-            "mean row entropy (nats)": round(mean_entropy(weights), 3),
-            "parameters (any h)": 4 * d_model**2,
+            N_("this head compares"): ", ".join(tr(name) for name in head_relations(num_heads, head)),
+            N_("scores multiplied by"): round(score_scale(scale, d_model, num_heads), 3),
+            N_("mean row entropy (nats)"): round(mean_entropy(weights), 3),
+            N_("parameters (any h)"): 4 * d_model**2,
         })
 
-    heads = widgets.ToggleButtons(options=options, value=num_heads, description="heads h")
-    selector = widgets.IntSlider(value=min(head, num_heads - 1), min=0, max=num_heads - 1, description="head")
+    heads = widgets.ToggleButtons(options=options, value=num_heads, description=tr("heads h"))
+    selector = widgets.IntSlider(value=min(head, num_heads - 1), min=0, max=num_heads - 1, description=tr("head"))
 
     def follow_heads(change) -> None:  # registered before the explorer's own observer: runs first
         selector.max = change["new"] - 1
 
     heads.observe(follow_heads, names="value")
     return LiveHeatmap(compute, {
-        "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description="sentence",
+        "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description=tr("sentence"),
                                      layout=widgets.Layout(width="32em")),
         # scale before heads: at h = 1 the two scales are the same number (d_k = d_model)
-        "scale": widgets.ToggleButtons(options=list(SCALES), value=scale, description="scale"),
+        "scale": widgets.ToggleButtons(options=list(SCALES), value=scale, description=tr("scale")),
         "num_heads": heads,
         "head": selector,
-    }, title="one head's attention weights", figsize=(6.0, 5.0))
+    }, title=tr("one head's attention weights"), figsize=(6.0, 5.0))
 
 
 def _draw_heads(ax, token: np.ndarray, feature: np.ndarray, d_k: int, colours: np.ndarray, title: str) -> None:
@@ -164,9 +167,9 @@ def _draw_heads(ax, token: np.ndarray, feature: np.ndarray, d_k: int, colours: n
                 ax.text(left + col, row, str(token[i, row, col]), ha="center", va="center", color="white",
                         fontsize=9)
     ax.imshow(canvas, aspect="equal")
-    ax.set_xticks([i * (d_k + gap) + (d_k - 1) / 2 for i in range(num_heads)], [f"head {i}" for i in range(num_heads)])
-    ax.set_yticks(range(n), [f"row {r}" for r in range(n)])
-    ax.set_title(title)
+    ax.set_xticks([i * (d_k + gap) + (d_k - 1) / 2 for i in range(num_heads)], [tr(f"head {i}") for i in range(num_heads)])
+    ax.set_yticks(range(n), [tr(f"row {r}") for r in range(n)])
+    ax.set_title(tr(title))
 
 
 def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4, show_wrong_view: bool = False) -> Figure:
@@ -178,7 +181,7 @@ def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4, show_wrong_v
     import matplotlib.pyplot as plt
 
     if d_model % num_heads:
-        raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}")
+        raise ValueError(tr(f"num_heads={num_heads} must divide d_model={d_model}"))
     d_k = d_model // num_heads
     colours = plt.get_cmap("tab10")(np.arange(num_heads))
     ratios = [1.1, 1.6, 1.6] if show_wrong_view else [1.1, 1.6]
@@ -192,15 +195,15 @@ def split_diagram(n: int = 5, d_model: int = 8, num_heads: int = 4, show_wrong_v
         for j in range(d_model):
             left.text(j, i, str(i), ha="center", va="center", color="white", fontsize=9)
     left.set_xticks(range(d_model), [str(j) for j in range(d_model)])
-    left.set_yticks(range(n), [f"token {i}" for i in range(n)])
-    left.set(xlabel="feature of Q = x W_Q (number in a cell: its token)",
-             title=f"Q of one sequence: (n, d_model) = ({n}, {d_model})")
+    left.set_yticks(range(n), [tr(f"token {i}") for i in range(n)])
+    left.set(xlabel=tr("feature of Q = x W_Q (number in a cell: its token)"),
+             title=tr(f"Q of one sequence: (n, d_model) = ({n}, {d_model})"))
     for j in range(1, num_heads):
         left.axvline(j * d_k - 0.5, color="white", lw=3)
     right = token.reshape(n, num_heads, d_k).transpose(1, 0, 2)  # split_heads: (h, n, d_k)
     _draw_heads(axes[1], right, feature.reshape(n, num_heads, d_k).transpose(1, 0, 2), d_k, colours,
-                f"split_heads: view(n, h, d_k).transpose → ({num_heads}, {n}, {d_k})")
+                N_(f"split_heads: view(n, h, d_k).transpose → ({num_heads}, {n}, {d_k})"))
     if show_wrong_view:  # memory order read straight as (h, n, d_k)
         _draw_heads(axes[2], token.reshape(num_heads, n, d_k), feature.reshape(num_heads, n, d_k), d_k, colours,
-                    f"wrong: view(h, n, d_k) → ({num_heads}, {n}, {d_k}), same shape")
+                    N_(f"wrong: view(h, n, d_k) → ({num_heads}, {n}, {d_k}), same shape"))
     return fig

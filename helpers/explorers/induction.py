@@ -8,6 +8,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.induction import (
     LETTERS,
     TinyDecoder,
@@ -70,22 +72,22 @@ def induction_explorer(model: TinyDecoder | None = None) -> LiveHeatmap:
             [f"{t}→{LETTERS[int(p)]}" for t, p in zip(letters, predicted, strict=True)],
             letters,
             readouts={
-                "block repeated": "".join(letters[:period]),
-                "predictions on the repeats": "".join(LETTERS[int(p)] for p in predicted[period:-1]),
-                "accuracy on the repeats": round(correct, 3),
-                "previous-token score": round(previous_token_score(weights).item(), 3),
-                "prefix-matching score": round(prefix_matching_score(weights[None, None], x[None]).item(), 3),
+                N_("block repeated"): "".join(letters[:period]),
+                N_("predictions on the repeats"): "".join(LETTERS[int(p)] for p in predicted[period:-1]),
+                N_("accuracy on the repeats"): round(correct, 3),
+                N_("previous-token score"): round(previous_token_score(weights).item(), 3),
+                N_("prefix-matching score"): round(prefix_matching_score(weights[None, None], x[None]).item(), 3),
             },
-            title=f"layer {layer}, head {head}, period {period}",
+            title=tr(f"layer {layer}, head {head}, period {period}"),
         )
 
     return CausalHeatmap(
         compute,
         {
-            "seed": widgets.IntSlider(value=0, min=0, max=9, description="sequence"),
-            "period": widgets.IntSlider(value=10, min=config.min_period, max=config.max_period, description="period P"),
-            "layer": widgets.ToggleButtons(options=[(f"layer {i}", i) for i in range(config.num_layers)], value=config.num_layers - 1, description="layer"),
-            "head": widgets.ToggleButtons(options=[(f"head {i}", i) for i in range(config.num_heads)], value=0, description="head"),
+            "seed": widgets.IntSlider(value=0, min=0, max=9, description=tr("sequence")),
+            "period": widgets.IntSlider(value=10, min=config.min_period, max=config.max_period, description=tr("period P")),
+            "layer": widgets.ToggleButtons(options=[(tr(f"layer {i}"), i) for i in range(config.num_layers)], value=config.num_layers - 1, description=tr("layer")),
+            "head": widgets.ToggleButtons(options=[(tr(f"head {i}"), i) for i in range(config.num_heads)], value=0, description=tr("head")),
         },
         n=n,
         figsize=(6.4, 5.6),

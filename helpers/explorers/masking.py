@@ -14,6 +14,9 @@ import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
+
 from ..attention import scaled_dot_product_attention
 from ..embeddings import load_toy_embeddings
 from ..masks import causal_mask, padding_mask
@@ -27,7 +30,7 @@ MAX_LENGTH = len(WORDS)
 def masked_batch(length: int, pads: int, side: str) -> torch.Tensor:
     """Token ids (1, length): the first ``length - pads`` words of WORDS plus ``pads`` pad ids."""
     if not 1 <= length <= MAX_LENGTH:
-        raise ValueError(f"length must be in 1..{MAX_LENGTH}, got {length}")
+        raise ValueError(tr(f"length must be in 1..{MAX_LENGTH}, got {length}"))
     pads = min(max(int(pads), 0), length - 1)  # keep at least one real token
     emb = load_toy_embeddings()
     return emb.pad_batch([WORDS[: length - pads]], side=side, length=length)
@@ -63,11 +66,11 @@ def masked_attention(length: int, pads: int, causal: bool, side: str) -> Heatmap
     return HeatmapFrame(
         weights[0, 0].numpy(), labels, labels, full.numpy(),
         readouts={
-            "pad tokens": int((ids == emb.pad_id).sum()),
-            "blocked cells": int((~full).sum()),
-            "fully-masked query rows": int(empty_rows.sum()),
-            "F.sdpa rows with NaN": int(nan_rows.sum()),
-            "max |helpers − F.sdpa|": float(agree.max()) if agree.numel() else 0.0,
+            N_("pad tokens"): int((ids == emb.pad_id).sum()),
+            N_("blocked cells"): int((~full).sum()),
+            N_("fully-masked query rows"): int(empty_rows.sum()),
+            N_("F.sdpa rows with NaN"): int(nan_rows.sum()),
+            N_("max |helpers − F.sdpa|"): float(agree.max()) if agree.numel() else 0.0,
         },
     )
 
@@ -80,17 +83,17 @@ def _projection():
 def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: str = "left") -> LiveHeatmap:
     """Build the explorer (starting at left padding under a causal mask: the fully-masked rows)."""
     controls = {
-        "length": widgets.IntSlider(value=length, min=2, max=MAX_LENGTH, description="sequence length",
+        "length": widgets.IntSlider(value=length, min=2, max=MAX_LENGTH, description=tr("sequence length"),
                                     style={"description_width": "initial"}),
-        "pads": widgets.IntSlider(value=min(pads, length - 1), min=0, max=length - 1, description="pad tokens",
+        "pads": widgets.IntSlider(value=min(pads, length - 1), min=0, max=length - 1, description=tr("pad tokens"),
                                   style={"description_width": "initial"}),
-        "causal": widgets.Checkbox(value=causal, description="causal mask"),
-        "side": widgets.ToggleButtons(options=["left", "right"], value=side, description="pad side"),
+        "causal": widgets.Checkbox(value=causal, description=tr("causal mask")),
+        "side": widgets.ToggleButtons(options=["left", "right"], value=side, description=tr("pad side")),
     }
 
     def follow_length(change) -> None:  # at least one real token: pads ≤ length − 1
         controls["pads"].max = change["new"] - 1
 
     controls["length"].observe(follow_length, names="value")  # registered first: runs before the redraw
-    return LiveHeatmap(masked_attention, controls, title="self-attention weights (hatched = blocked)",
+    return LiveHeatmap(masked_attention, controls, title=tr("self-attention weights (hatched = blocked)"),
                        figsize=(6.2, 5.2))

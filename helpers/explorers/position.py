@@ -11,6 +11,8 @@ import ipywidgets as widgets
 import torch
 
 from helpers.attention import scaled_dot_product_attention
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.position import rope, sinusoidal_encoding
 from helpers.widgets import HeatmapFrame, LiveHeatmap
 
@@ -29,7 +31,7 @@ def attend(x: torch.Tensor, w_q, w_k, w_v, positions: str = "none"):
     Returns (output (n, d_v), weights (n, n)).
     """
     if positions not in POSITIONS:
-        raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        raise ValueError(tr(f"positions must be one of {POSITIONS}, got {positions!r}"))
     if positions.startswith("sinusoidal"):
         x = x + sinusoidal_encoding(x.shape[-2], x.shape[-1]).to(x.dtype)
     q, k, v = x @ w_q, x @ w_k, x @ w_v
@@ -65,20 +67,20 @@ def position_explorer(tokens=None, x=None, w_q=None, w_k=None, w_v=None) -> Live
         out, weights = attend(x[perm], w_q, w_k, w_v, positions)
         reference, _ = attend(x, w_q, w_k, w_v, positions)
         gap = float((out - reference[perm]).abs().max())
-        readouts = {"max |out(shuffled) - shuffled out|": round(gap, 6)}
+        readouts = {N_("max |out(shuffled) - shuffled out|"): round(gap, 6)}
         if repeated:
             rows = [perm.index(i) for i in repeated]  # where the two copies sit now
             same = torch.allclose(out[rows[0]], out[rows[1]], atol=1e-12)
-            readouts[f"both '{tokens[repeated[0]]}' get the same output"] = "yes" if same else "no"
+            readouts[N_(f"both '{tokens[repeated[0]]}' get the same output")] = N_("yes") if same else N_("no")
         labels = [f"{tokens[i]}@{p}" for p, i in enumerate(perm)]
         return HeatmapFrame(weights, labels, labels, readouts=readouts)
 
     return LiveHeatmap(
         compute,
         {
-            "order": widgets.Dropdown(options=list(ORDERS), value="as written", description="order"),
-            "positions": widgets.Dropdown(options=list(POSITIONS), value="none", description="positions"),
+            "order": widgets.Dropdown(options=list(ORDERS), value="as written", description=tr("order")),
+            "positions": widgets.Dropdown(options=list(POSITIONS), value="none", description=tr("positions")),
         },
-        title="attention weights of the (shuffled) sentence",
+        title=tr("attention weights of the (shuffled) sentence"),
         figsize=(5.4, 4.6),
     )

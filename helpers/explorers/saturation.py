@@ -14,6 +14,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.attention import softmax
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.stats import entropy, jacobian_norm
 from helpers.widgets import HeatmapFrame, LiveHeatmap
 
@@ -54,15 +56,16 @@ def saturation_frame(d_k: float, n: int, scale: bool, seed: int) -> HeatmapFrame
     if scale:
         scores = scores / math.sqrt(d_k)
     weights = softmax(scores, axis=-1)  # each query's row sums to 1 over the keys
-    setting = f"d_k = {d_k}, {'scores ÷ √d_k' if scale else 'no scaling'}, n = {n}"
+    how = N_("scores ÷ √d_k") if scale else N_("no scaling")
+    setting = N_(f"d_k = {d_k}, {how}, n = {n}")  # readouts and title: English keys, shown translated
     return HeatmapFrame(weights, title=setting, readouts={
         "d_k": d_k,
-        "scale": f"1/√{d_k} = {1 / math.sqrt(d_k):.3f}" if scale else "none (1)",
-        "score std": float(scores.std()),
-        "mean row entropy (nats)": float(entropy(weights).mean()),
-        "uniform row entropy log n": float(math.log(n)),
-        "mean max weight": float(weights.max(axis=-1).mean()),
-        "softmax-Jacobian norm": float(jacobian_norm(weights).mean()),
+        N_("scale"): f"1/√{d_k} = {1 / math.sqrt(d_k):.3f}" if scale else N_("none (1)"),
+        N_("score std"): float(scores.std()),
+        N_("mean row entropy (nats)"): float(entropy(weights).mean()),
+        N_("uniform row entropy log n"): float(math.log(n)),
+        N_("mean max weight"): float(weights.max(axis=-1).mean()),
+        N_("softmax-Jacobian norm"): float(jacobian_norm(weights).mean()),
     })
 
 
@@ -72,8 +75,8 @@ def saturation_explorer(d_k: int = 128, n: int = 16, scale: bool = False, seed: 
     controls = {
         "d_k": widgets.FloatLogSlider(value=d_k, base=2, min=0, max=MAX_LOG2_DK, step=1,
                                       readout_format=".0f", description="d_k"),
-        "n": widgets.IntSlider(value=n, min=2, max=MAX_N, description="n (tokens)"),
-        "scale": widgets.Checkbox(value=scale, description="divide by √d_k"),
-        "seed": widgets.IntSlider(value=seed, min=0, max=9, description="seed"),
+        "n": widgets.IntSlider(value=n, min=2, max=MAX_N, description=tr("n (tokens)")),
+        "scale": widgets.Checkbox(value=scale, description=tr("divide by √d_k")),
+        "seed": widgets.IntSlider(value=seed, min=0, max=9, description=tr("seed")),
     }
     return LiveHeatmap(saturation_frame, controls, figsize=(5.0, 4.4))

@@ -15,6 +15,8 @@ import dataclasses
 import ipywidgets as widgets
 import numpy as np
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.scale import (
     LLAMA2_7B,
     DecoderShape,
@@ -27,12 +29,12 @@ from helpers.widgets import LiveFigure, new_figure
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
 GPU_GIB = 80  # an "80 GB" A100 or H100: its HBM holds 80 GiB (nvidia-smi: 81920 and 81559 MiB), a little less usable
-GPU_LABEL = "80 GB A100/H100 = 80 GiB of HBM (a little less usable)"
+GPU_LABEL = N_("80 GB A100/H100 = 80 GiB of HBM (a little less usable)")
 PARTS = {  # right panel: FLOP groups and their colours; the first two make the attention sublayer
-    "n × n attention": ("attention scores q·k", "attention weights × V"),
-    "Q, K, V, O projections": ("Q, K, V, O projections",),
+    N_("n × n attention"): ("attention scores q·k", "attention weights × V"),
+    N_("Q, K, V, O projections"): ("Q, K, V, O projections",),
     "MLP": ("MLP",),
-    "LM head": ("LM head",),
+    N_("LM head"): ("LM head",),
 }
 COLOURS = ["tab:red", "lightsalmon", "tab:blue", "tab:grey"]
 
@@ -49,20 +51,20 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     fig = new_figure((10.0, 3.9))
     mem_ax, flop_ax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.4, 1]})
     lengths = np.array(CONTEXTS, dtype=float)
-    (score_line,) = mem_ax.loglog(lengths, lengths, "o-", ms=3, label=f"score matrix, 1 layer at a time, {shape.n_heads} heads")
-    (kv_line,) = mem_ax.loglog(lengths, lengths, "s-", ms=3, label=f"KV cache, all {shape.n_layers} layers")
+    (score_line,) = mem_ax.loglog(lengths, lengths, "o-", ms=3, label=tr(f"score matrix, 1 layer at a time, {shape.n_heads} heads"))
+    (kv_line,) = mem_ax.loglog(lengths, lengths, "s-", ms=3, label=tr(f"KV cache, all {shape.n_layers} layers"))
     (score_dot,) = mem_ax.plot([1], [1], "o", ms=10, color=score_line.get_color())
     (kv_dot,) = mem_ax.plot([1], [1], "s", ms=10, color=kv_line.get_color())
     cursor = mem_ax.axvline(CONTEXTS[0], color="black", lw=1, ls=":")
     mem_ax.axhline(GPU_GIB, color="grey", lw=1)
-    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, GPU_LABEL, color="grey", fontsize=8)  # clear of the legend and the start cursor
-    mem_ax.set(xlabel="context length n (tokens)", ylabel="GiB", xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=f"{shape.name}: memory")
+    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, tr(GPU_LABEL), color="grey", fontsize=8)  # clear of the legend and the start cursor
+    mem_ax.set(xlabel=tr("context length n (tokens)"), ylabel=tr("GiB"), xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=tr(f"{shape.name}: memory"))
     mem_ax.legend(loc="upper left", fontsize=8)
 
     bars = []
     for group, colour in zip(PARTS, COLOURS, strict=True):
-        bars.append(flop_ax.barh([0], [0.0], height=0.5, left=[0.0], color=colour, label=group)[0])
-    flop_ax.set(xlim=(0, 100), ylim=(-0.8, 1.2), yticks=[], xlabel="% of one token's FLOPs", title="where the FLOPs go")
+        bars.append(flop_ax.barh([0], [0.0], height=0.5, left=[0.0], color=colour, label=tr(group))[0])
+    flop_ax.set(xlim=(0, 100), ylim=(-0.8, 1.2), yticks=[], xlabel=tr("% of one token's FLOPs"), title=tr("where the FLOPs go"))
     flop_ax.legend(loc="upper center", ncols=2, fontsize=8, frameon=False)
     share_text = flop_ax.text(50, -0.55, "", ha="center", fontsize=9)
 
@@ -78,7 +80,7 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
         kv_gib = np.array([kv_cache_bytes(int(n), model, bytes_per_value) for n in lengths]) / GIB
         score_line.set_ydata(score_gib)
         kv_line.set_ydata(kv_gib)
-        kv_line.set_label(f"KV cache, all {shape.n_layers} layers, {kv_heads} KV heads")
+        kv_line.set_label(tr(f"KV cache, all {shape.n_layers} layers, {kv_heads} KV heads"))
         mem_ax.legend(loc="upper left", fontsize=8)
         here = CONTEXTS.index(context)
         score_dot.set_data([context], [score_gib[here]])
@@ -91,23 +93,23 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
             bar.set_width(value)
             left += value
         sublayer = shares["n × n attention"] + shares["Q, K, V, O projections"]
-        share_text.set_text(f"n = {context:,}: n × n part {shares['n × n attention']:.1f}%, whole attention sublayer {sublayer:.1f}%")
+        share_text.set_text(tr(f"n = {context:,}: n × n part {shares['n × n attention']:.1f}%, whole attention sublayer {sublayer:.1f}%"))
         return {
-            "score matrix, 1 layer (GiB)": float(score_gib[here]),
-            "KV cache, all layers (GiB)": float(kv_gib[here]),
-            "n × n part of FLOPs (%)": round(shares["n × n attention"], 2),
-            "attention sublayer of FLOPs (%)": round(sublayer, 2),
-            "GFLOPs per token": round(sum(flops_per_token(context, model).values()) / 1e9, 2),
+            N_("score matrix, 1 layer (GiB)"): float(score_gib[here]),
+            N_("KV cache, all layers (GiB)"): float(kv_gib[here]),
+            N_("n × n part of FLOPs (%)"): round(shares["n × n attention"], 2),
+            N_("attention sublayer of FLOPs (%)"): round(sublayer, 2),
+            N_("GFLOPs per token"): round(sum(flops_per_token(context, model).values()) / 1e9, 2),
         }
 
     controls = {
-        "context": widgets.SelectionSlider(options=CONTEXTS, value=256, description="context n"),
+        "context": widgets.SelectionSlider(options=CONTEXTS, value=256, description=tr("context n")),
         "kv_heads": widgets.Dropdown(
-            options=[(f"{shape.n_heads} (one per head)", shape.n_heads), ("8 (grouped-query)", 8), ("1 (multi-query)", 1)],
+            options=[(tr(f"{shape.n_heads} (one per head)"), shape.n_heads), (tr("8 (grouped-query)"), 8), (tr("1 (multi-query)"), 1)],
             value=shape.n_heads,
-            description="KV heads",
+            description=tr("KV heads"),
         ),
-        "bytes_per_value": widgets.ToggleButtons(options=[("fp16", 2), ("fp32", 4)], value=2, description="dtype"),
+        "bytes_per_value": widgets.ToggleButtons(options=[("fp16", 2), ("fp32", 4)], value=2, description=tr("dtype")),
     }
     # Only the markers, the cursor, the bars and the text move with the context length; the
     # log axes (slow to draw) are cached and redrawn only when the curves change.

@@ -14,6 +14,8 @@ import torch
 from matplotlib.patches import Rectangle
 
 from ..embeddings import load_sentences, load_toy_embeddings, tokenize
+from ..i18n import N_
+from ..i18n import translate as tr
 from ..plots import KEY_AXIS_LABEL, label_axes
 from ..qkv import hand_set_projection, self_attention
 from ..widgets import LiveFigure, new_figure
@@ -57,22 +59,22 @@ class SentenceExplorer(LiveFigure):
         fig = new_figure((10.0, 4.6))
         self.ax_bar, self.ax_heat = fig.subplots(1, 2, width_ratios=[1.0, 1.05])
         self.bars = self.ax_bar.bar(np.arange(longest), np.zeros(longest), color="tab:blue")
-        self.ax_bar.set(ylim=(0, 1.08), ylabel="attention weight (the row sums to 1)", xlabel=KEY_AXIS_LABEL,
-                        title="the query's row (orange: the query itself)")
+        self.ax_bar.set(ylim=(0, 1.08), ylabel=tr("attention weight (the row sums to 1)"), xlabel=tr(KEY_AXIS_LABEL),
+                        title=tr("the query's row (orange: the query itself)"))
         self.bar_label = self.ax_bar.text(0.02, 0.97, "", transform=self.ax_bar.transAxes, va="top")
         self.heat = self.ax_heat.imshow(np.zeros((1, 1)), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-        fig.colorbar(self.heat, ax=self.ax_heat, label="attention weight", fraction=0.046, pad=0.04)
-        self.ax_heat.set_title("every query of the sentence (red: the chosen row)")
+        fig.colorbar(self.heat, ax=self.ax_heat, label=tr("attention weight"), fraction=0.046, pad=0.04)
+        self.ax_heat.set_title(tr("every query of the sentence (red: the chosen row)"))
         self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="tab:red", linewidth=2.5)
         self.ax_heat.add_patch(self.row_box)
         self._freeze_layout(fig, sentences)
 
         first = sentences[sentence]
         controls = {
-            "sentence": widgets.Dropdown(options=list(sentences), value=first, description="sentence",
+            "sentence": widgets.Dropdown(options=list(sentences), value=first, description=tr("sentence"),
                                          layout=widgets.Layout(width="32em")),
             "query": widgets.Dropdown(options=query_options(tokenize(first)),
-                                      value=min(query, len(tokenize(first)) - 1), description="query token"),
+                                      value=min(query, len(tokenize(first)) - 1), description=tr("query token")),
         }
         super().__init__(fig, self._update, controls, animated=[*self.bars, self.bar_label, self.row_box])
 
@@ -139,14 +141,14 @@ class SentenceExplorer(LiveFigure):
             bar.set_height(row[i])
             bar.set_color("tab:orange" if i == query else "tab:blue")
         self.row_box.set_y(query - 0.5)
-        self.bar_label.set_text(f'query: "{tokens[query]}" (position {query}, counting from 0)')
+        self.bar_label.set_text(tr(f'query: "{tokens[query]}" (position {query}, counting from 0)'))
         top = int(np.argmax(row))
         p = row[row > 0]
         return {
-            "query": f"{query} · {tokens[query]}",
-            "most attended key": f"{top} · {tokens[top]}",
-            "its weight": float(row[top]),
-            "entropy (bits)": float(-(p * np.log2(p)).sum()),
+            N_("query"): f"{query} · {tokens[query]}",
+            N_("most attended key"): f"{top} · {tokens[top]}",
+            N_("its weight"): float(row[top]),
+            N_("entropy (bits)"): float(-(p * np.log2(p)).sum()),
         }
 
     def render(self) -> bytes:

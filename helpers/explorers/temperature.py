@@ -10,6 +10,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.attention import softmax
+from helpers.fonts import MONOSPACE
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.stats import entropy, jacobian_norm
 from helpers.widgets import LiveFigure, new_figure
 
@@ -28,30 +31,30 @@ def temperature_explorer(temperature: float = 1.0, seed: int = 0) -> LiveFigure:
     bars_ax, ent_ax, jac_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1, 1]})
     keys = np.arange(N_KEYS)
     bars = bars_ax.bar(keys, np.full(N_KEYS, 1 / N_KEYS), color="tab:blue")
-    bars_ax.axhline(1 / N_KEYS, color="0.5", ls=":", lw=1, label=f"uniform 1/{N_KEYS}")
+    bars_ax.axhline(1 / N_KEYS, color="0.5", ls=":", lw=1, label=tr(f"uniform 1/{N_KEYS}"))
     bars_ax.set(ylim=(0, 1.05), xticks=keys, xticklabels=[f"k{i}" for i in keys],
-                xlabel="key (highest score first)", ylabel="weight")
-    bars_ax.set_title("weights = softmax(s / T)")
+                xlabel=tr("key (highest score first)"), ylabel=tr("weight"))
+    bars_ax.set_title(tr("weights = softmax(s / T)"))
     bars_ax.legend(loc="upper right", fontsize=8)
     weight_text = bars_ax.text(0.97, 0.80, "", transform=bars_ax.transAxes, ha="right", va="top",
-                               fontsize=9, family="monospace")
+                               fontsize=9, family=MONOSPACE)
 
     grid = np.logspace(*T_EXPONENTS, 200)
     curves = {}
     for ax, name, uniform, top, ylabel in (
-        (ent_ax, "entropy", np.log(N_KEYS), np.log(N_KEYS), "entropy (nats)"),
+        (ent_ax, "entropy", np.log(N_KEYS), np.log(N_KEYS), tr("entropy (nats)")),
         # the norm peaks at 0.5, when two keys share the weight; a uniform row gives sqrt(n-1)/n
-        (jac_ax, "jacobian", np.sqrt(N_KEYS - 1) / N_KEYS, 0.5, "‖J‖ (Frobenius)"),
+        (jac_ax, "jacobian", np.sqrt(N_KEYS - 1) / N_KEYS, 0.5, tr("‖J‖ (Frobenius)")),
     ):
         ax.set(xscale="log", xlim=(grid[0], grid[-1]), ylim=(-0.05 * top, 1.15 * top),
-               xlabel="temperature T (log scale)", ylabel=ylabel)
-        ax.axhline(uniform, color="0.5", ls=":", lw=1, label="uniform row")
+               xlabel=tr("temperature T (log scale)"), ylabel=ylabel)
+        ax.axhline(uniform, color="0.5", ls=":", lw=1, label=tr("uniform row"))
         (line,) = ax.plot(grid, np.zeros_like(grid), color="tab:purple")
-        (dot,) = ax.plot([1.0], [0.0], "o", color="tab:red", ms=7, label="current T")
+        (dot,) = ax.plot([1.0], [0.0], "o", color="tab:red", ms=7, label=tr("current T"))
         ax.legend(loc="upper left", fontsize=8)
         curves[name] = (line, dot)
-    ent_ax.set_title("entropy of the weights")
-    jac_ax.set_title("softmax Jacobian norm")
+    ent_ax.set_title(tr("entropy of the weights"))
+    jac_ax.set_title(tr("softmax Jacobian norm"))
     state = {"seed": None}
 
     def update(temperature, seed):
@@ -67,14 +70,14 @@ def temperature_explorer(temperature: float = 1.0, seed: int = 0) -> LiveFigure:
             bar.set_height(w)
         curves["entropy"][1].set_data([temperature], [h])
         curves["jacobian"][1].set_data([temperature], [j])
-        weight_text.set_text(f"T = {temperature:.3g}\nmax weight {weights.max():.3f}")
-        return {"T": float(temperature), "max weight": float(weights.max()),
-                "entropy (nats)": h, "Jacobian norm": j}
+        weight_text.set_text(tr(f"T = {temperature:.3g}\nmax weight {weights.max():.3f}"))
+        return {"T": float(temperature), N_("max weight"): float(weights.max()),
+                N_("entropy (nats)"): h, N_("Jacobian norm"): j}
 
     controls = {
         "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=T_EXPONENTS[0], max=T_EXPONENTS[1],
                                               step=0.05, description="T"),
-        "seed": widgets.IntSlider(value=seed, min=0, max=9, description="seed"),
+        "seed": widgets.IntSlider(value=seed, min=0, max=9, description=tr("seed")),
     }
     animated = [*bars, weight_text, *curves["entropy"], *curves["jacobian"]]
     return LiveFigure(fig, update, controls, animated)

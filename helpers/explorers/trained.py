@@ -9,6 +9,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.toy_model import PAD, VOCAB, ToyReverser, build_model, decode, encode, load_model
 from helpers.widgets import HeatmapFrame, LiveHeatmap
 
@@ -47,21 +49,21 @@ def trained_explorer(model: ToyReverser | None = None, untrained: ToyReverser | 
             labels,
             mask=(real[:, None] & real[None, :]).numpy(),
             readouts={
-                "input": word,
-                "model's output": answer,
-                "correct": "yes" if answer == word[::-1] else "no",
-                "weight on the mirror position": round(mirror_weight(attention[layer, head], len(word)), 3),
+                N_("input"): word,
+                N_("model's output"): answer,
+                N_("correct"): N_("yes") if answer == word[::-1] else N_("no"),
+                N_("weight on the mirror position"): round(mirror_weight(attention[layer, head], len(word)), 3),
             },
         )
 
     return LiveHeatmap(
         compute,
         {
-            "layer": widgets.ToggleButtons(options=[(f"layer {i}", i) for i in range(config.num_layers)], value=config.num_layers - 1, description="layer"),
-            "head": widgets.ToggleButtons(options=[(f"head {i}", i) for i in range(config.num_heads)], value=0, description="head"),
-            "word": widgets.Dropdown(options=WORDS, value=WORDS[1], description="input"),
-            "weights": widgets.ToggleButtons(options=["trained", "untrained"], value="trained", description="model"),
+            "layer": widgets.ToggleButtons(options=[(tr(f"layer {i}"), i) for i in range(config.num_layers)], value=config.num_layers - 1, description=tr("layer")),
+            "head": widgets.ToggleButtons(options=[(tr(f"head {i}"), i) for i in range(config.num_heads)], value=0, description=tr("head")),
+            "word": widgets.Dropdown(options=WORDS, value=WORDS[1], description=tr("input")),
+            "weights": widgets.ToggleButtons(options=["trained", "untrained"], value="trained", description=tr("model")),
         },
-        title="rows: output positions, columns: input tokens",
+        title=tr("rows: output positions, columns: input tokens"),
         figsize=(5.4, 4.6),
     )

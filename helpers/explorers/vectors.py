@@ -9,6 +9,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from helpers.fonts import MONOSPACE
+from helpers.i18n import translate as tr
 from helpers.widgets import LiveFigure, new_figure
 
 MAX_LENGTH = 3.0
@@ -33,13 +35,13 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
     plane, curve = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.25]})
 
     lim = MAX_LENGTH + 0.4
-    plane.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xlabel="dimension 1", ylabel="dimension 2")
-    plane.set_title("query q and key k")
+    plane.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xlabel=tr("dimension 1"), ylabel=tr("dimension 2"))
+    plane.set_title(tr("query q and key k"))
     plane.axhline(0, color="0.85", lw=0.8, zorder=0)
     plane.axvline(0, color="0.85", lw=0.8, zorder=0)
     below = -0.22  # the projection is drawn just under the x-axis so the q arrow does not hide it
     (shadow,) = plane.plot([0, 0], [below, below], color="tab:green", lw=5, alpha=0.7,
-                           solid_capstyle="butt", label="projection of k onto q: |k| cos θ")
+                           solid_capstyle="butt", label=tr("projection of k onto q: |k| cos θ"))
     (drop,) = plane.plot([0, 0], [0, 0], ls=":", color="0.4", lw=1)
     arrows = plane.quiver(
         [0, 0], [0, 0], [1, 1], [0, 0], color=["tab:blue", "tab:orange"],
@@ -53,14 +55,14 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
     cosines = np.cos(np.deg2rad(degrees))
     top = MAX_LENGTH**2
     curve.set(xlim=(-180, 180), ylim=(-top - 0.5, top + 0.5), xticks=np.arange(-180, 181, 60),
-              xlabel="angle θ between q and k (degrees)", ylabel="score q·k (solid) and cos θ (dashed)")
-    curve.set_title("score q·k as k turns")
+              xlabel=tr("angle θ between q and k (degrees)"), ylabel=tr("score q·k (solid) and cos θ (dashed)"))
+    curve.set_title(tr("score q·k as k turns"))
     curve.axhline(0, color="0.85", lw=0.8, zorder=0)
-    (score_line,) = curve.plot(degrees, cosines, color="tab:purple", label="score q·k = |q||k| cos θ")
-    curve.plot(degrees, cosines, color="0.3", ls="--", lw=1, label="cosine similarity cos θ")
+    (score_line,) = curve.plot(degrees, cosines, color="tab:purple", label=tr("score q·k = |q||k| cos θ"))
+    curve.plot(degrees, cosines, color="0.3", ls="--", lw=1, label=tr("cosine similarity cos θ"))
     (dot,) = curve.plot([0], [0], "o", color="tab:purple", ms=8)
     curve.legend(loc="lower center", fontsize=8)
-    reading = curve.text(0.02, 0.97, "", transform=curve.transAxes, va="top", fontsize=9, family="monospace")
+    reading = curve.text(0.02, 0.97, "", transform=curve.transAxes, va="top", fontsize=9, family=MONOSPACE)
 
     def update(angle, q_length, k_length):
         q, k = vector_pair(angle, q_length, k_length)
@@ -79,7 +81,7 @@ def vectors_explorer(angle: int = 60, q_length: float = 1.5, k_length: float = 2
                 "|q| |k|": round(q_length * k_length, 3), "|k| cos θ": round(along, 3)}
 
     controls = {
-        "angle": widgets.IntSlider(value=angle, min=-180, max=180, step=5, description="angle θ (°)"),
+        "angle": widgets.IntSlider(value=angle, min=-180, max=180, step=5, description=tr("angle θ (°)")),
         "q_length": widgets.FloatSlider(value=q_length, min=0.25, max=MAX_LENGTH, step=0.25, description="|q|"),
         "k_length": widgets.FloatSlider(value=k_length, min=0.25, max=MAX_LENGTH, step=0.25, description="|k|"),
     }

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
+from helpers.i18n import N_
+from helpers.i18n import translate as tr
 from helpers.vla import (
     COLOURS,
     GRID,
@@ -118,10 +120,10 @@ def overlay_grid(model: TinyVLA, scene: Scene, title: str = ""):
                 ax = axes[q, layer * heads + head]
                 overlay(ax, image, weights[layer, head, q], cell, action_pixels(actions) if q == 3 else None)
                 if q == 0:
-                    ax.set_title(f"layer {layer}, head {head}", fontsize=8)
+                    ax.set_title(tr(f"layer {layer}, head {head}"), fontsize=8)
                 if layer == head == 0:
                     ax.set_ylabel(query, fontsize=8)
-    fig.suptitle(title or f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y))', fontsize=9)
+    fig.suptitle(title or tr(f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y))'), fontsize=9)
     return fig
 
 
@@ -146,33 +148,33 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
     def update(seed, colour, shape, layer, head, query, model):
         scene, words, present, image, weights, actions = compute(model, seed, colour, shape)
         row = weights[layer, head, QUERIES.index(query)]  # (n_patches,)
-        title.set_text(f'"{" ".join(words)}": {query}, layer {layer}, head {head}')
+        title.set_text(tr(f'"{" ".join(words)}": {query}, layer {layer}, head {head}'))
         shown.set_data(blend(image, row))
         _place_outline(outline, scene.objects[0][2:] if present else None)
         x, y, grip = action_pixels(actions)
         marker.set_data([x], [y])
         share = row / max(float(row.sum()), 1e-12)
-        readouts = {"instruction": " ".join(words),
-                    "named object in the image": "yes" if present else "no (the model acts anyway)",
-                    "decoded action (x, y, gripper)": f"({x:.1f} px, {y:.1f} px, {grip:+.2f})",
-                    "image share of this query's weight": float(row.sum())}
+        readouts = {N_("instruction"): " ".join(words),
+                    N_("named object in the image"): N_("yes") if present else N_("no (the model acts anyway)"),
+                    N_("decoded action (x, y, gripper)"): f"({x:.1f} px, {y:.1f} px, {grip:+.2f})",
+                    N_("image share of this query's weight"): float(row.sum())}
         if present:
             covered = object_patches(scene).numpy()
             truth = encode_batch([scene])[2][0]
-            readouts["all 3 action tokens right"] = "yes" if torch.equal(actions, truth) else "no"
-            readouts["share on the named object"] = float(share[covered[0]].sum())
-            readouts["share on the other objects"] = float(share[covered[1:].any(0)].sum())
-            readouts["chance (patches covered / all)"] = float(covered[0].sum() / covered.shape[1])
+            readouts[N_("all 3 action tokens right")] = N_("yes") if torch.equal(actions, truth) else N_("no")
+            readouts[N_("share on the named object")] = float(share[covered[0]].sum())
+            readouts[N_("share on the other objects")] = float(share[covered[1:].any(0)].sum())
+            readouts[N_("chance (patches covered / all)")] = float(covered[0].sum() / covered.shape[1])
         return readouts
 
-    toggles = lambda options, value, name: widgets.ToggleButtons(options=options, value=value, description=name)  # noqa: E731
+    toggles = lambda options, value, name: widgets.ToggleButtons(options=options, value=value, description=tr(name))  # noqa: E731
     controls = {
-        "seed": widgets.IntSlider(value=0, min=0, max=N_SEEDS - 1, description="scene"),
-        "colour": widgets.Dropdown(options=list(COLOURS), value=first[0], description="colour"),
-        "shape": widgets.Dropdown(options=list(SHAPES), value=first[1], description="object"),
-        "layer": toggles([(f"layer {i}", i) for i in range(config.num_layers)], config.num_layers - 1, "layer"),
-        "head": toggles([(f"head {i}", i) for i in range(config.num_heads)], 0, "head"),
-        "query": toggles(list(QUERIES), QUERIES[1], "query"),
-        "model": toggles(list(MODELS), "causal", "model"),
+        "seed": widgets.IntSlider(value=0, min=0, max=N_SEEDS - 1, description=tr("scene")),
+        "colour": widgets.Dropdown(options=list(COLOURS), value=first[0], description=tr("colour")),
+        "shape": widgets.Dropdown(options=list(SHAPES), value=first[1], description=tr("object")),
+        "layer": toggles([(tr(f"layer {i}"), i) for i in range(config.num_layers)], config.num_layers - 1, N_("layer")),
+        "head": toggles([(tr(f"head {i}"), i) for i in range(config.num_heads)], 0, N_("head")),
+        "query": toggles(list(QUERIES), QUERIES[1], N_("query")),
+        "model": toggles(list(MODELS), "causal", N_("model")),
     }
     return LiveFigure(fig, update, controls, animated=[shown, outline, marker, title])
