@@ -110,7 +110,7 @@ SPECIFIC = {  # wrong answer -> words its hint must contain
     ("06.3", attention_with_weights): "not a tuple",
     ("06.4", 2 * 32 * 128): "full multi-head",
     ("06.5", repeat_kv_tiled): "wrong order",
-    ("06.5", repeat_kv_wrong_axis): "should be (B, h_kv · n_rep, n, d_k)",
+    ("06.5", repeat_kv_wrong_axis): "should be (B, h_kv · n_rep, n_k, d_k)",
 }
 
 

@@ -35,6 +35,14 @@ def test_swapped_sin_cos_gets_a_specific_hint():
     assert "order" in evaluate("08.3", swapped)[1]
 
 
+def test_the_stated_tolerance_holds():
+    """08.3 says: at least 4 decimals. Four pass; three get a hint about the rounding."""
+    right = RIGHT["08.3"]
+    assert evaluate("08.3", np.round(right, 4))[0]
+    correct, message = evaluate("08.3", np.round(right, 3))
+    assert not correct and "3 decimals" in message
+
+
 def test_unanswered_is_not_an_error():
     assert evaluate("08.1", ...) == (False, "Not answered yet: replace the `...` with your answer and run the cell again.")
 

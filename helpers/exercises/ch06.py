@@ -135,7 +135,7 @@ def _repeat_kv(answer) -> bool | str:
             return f"return a torch tensor; got {type(got).__name__}."
         B, h_kv, n, d_k = k.shape
         if got.shape != (B, h_kv * n_rep, n, d_k):
-            return f"for k of shape {tuple(k.shape)} and n_rep = {n_rep} your result has shape {tuple(got.shape)}; it should be (B, h_kv · n_rep, n, d_k)."
+            return f"for k of shape {tuple(k.shape)} and n_rep = {n_rep} your result has shape {tuple(got.shape)}; it should be (B, h_kv · n_rep, n_k, d_k)."
         if not torch.equal(got, k.repeat_interleave(n_rep, dim=1)):
             if torch.equal(got, k.repeat(1, n_rep, 1, 1)):
                 return "every KV head is there n_rep times, but in the wrong order: you tiled the whole stack, so query heads 0 and 1 see different KV heads."

@@ -56,7 +56,12 @@ def _swiglu_mistake(x, w1, w2, w3, got):
     return None
 
 
-@exercise("07.2", hint="SiLU(x @ w1.T) times (x @ w3.T) elementwise, then @ w2.T; no biases.")
+@exercise(
+    "07.2",
+    hint="the gate branch (x times w1, transposed as nn.Linear stores it) goes through SiLU; multiply it "
+    "elementwise by the value branch (x times w3, transposed), then project down with w2 (transposed). No biases.",
+    code_hint="(F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T",
+)
 def _swiglu(answer):
     if not callable(answer):
         return "pass the function itself: check(\"07.2\", my_swiglu)."
@@ -117,7 +122,13 @@ def _near(value: float, target: float) -> bool:
     return math.isclose(value, target, rel_tol=0.01)
 
 
-@exercise("07.4", hint="run layer_scales(20, norm_first, 3.0) for both placements; divide pre-norm's block-1 gradient RMS by post-norm's.")
+@exercise(
+    "07.4",
+    hint="build the 20-block stack with gain 3 in both placements; divide pre-norm's gradient RMS at block 1 "
+    "(the first entry of its gradient array) by post-norm's.",
+    code_hint="layer_scales returns (stream RMS, gradient RMS): depth_module.layer_scales(20, True, 3.0)[1][0] "
+    "/ depth_module.layer_scales(20, False, 3.0)[1][0]",
+)
 def _pre_over_post(answer):
     value = number(answer)
     depth, gain = PRE_POST_SETTING["depth"], PRE_POST_SETTING["gain"]

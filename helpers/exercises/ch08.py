@@ -36,16 +36,29 @@ def _pe_row(p: int, d_model: int) -> np.ndarray:
     return row
 
 
-@exercise("08.3", hint="omega_i = 10000 ** (-2i / d_model) for i = 0, 1, 2; then sin(5·omega_i), cos(5·omega_i), interleaved.")
+@exercise(
+    "08.3",
+    hint="three pairs, i = 0, 1, 2, each turning at its own speed ω_i = 10000^(−2i/d_model); each pair gives "
+    "the sine and then the cosine of 5 · ω_i.",
+    code_hint="omega = 10000.0 ** (-np.arange(0, 6, 2) / 6), then sin(5 * omega) and cos(5 * omega), interleaved "
+    "(np.column_stack(...).ravel())",
+)
 def _pe_by_hand(answer):
     got = np.asarray(answer, dtype=float).ravel()
     want = _pe_row(5, 6)
     if got.shape == want.shape and np.allclose(np.sort(got), np.sort(want), atol=1e-4) and not np.allclose(got, want, atol=1e-4):
         return "the right numbers in the wrong order: interleave them, sin then cos for each pair."
+    if got.shape == want.shape and np.allclose(got, want, atol=1e-3) and not np.allclose(got, want, atol=1e-4):
+        return "right to about 3 decimals; give at least 4 (each number may be off by 0.0001 at most)."
     return close(got, want)
 
 
-@exercise("08.4", hint="the last pair is i = d_model/2 - 1; its speed is omega = 10000 ** (-2i / d_model), one turn is 2π radians.")
+@exercise(
+    "08.4",
+    hint="find the speed ω of the last pair in radians per position (which i is the last pair when d_model = 512?); "
+    "one full turn is 2π radians.",
+    code_hint="the last pair is i = 255: omega = 10000 ** (-2 * 255 / 512); a turn takes 2 * math.pi / omega positions",
+)
 def _slowest_wavelength(answer):
     omega_last = 10000.0 ** (-(512 - 2) / 512)
     want = 2 * math.pi / omega_last

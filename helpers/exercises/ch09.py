@@ -13,28 +13,42 @@ BATCH, N, D_K = 4, 1536, 64  # exercise 09.1's shapes
 
 
 @cache
-def _measured_peak() -> int:
-    """Peak bytes of plain attention on (4, 1536, 64) inputs, measured like section 1 does."""
+def _measured_peak(causal: bool = True) -> int:
+    """Peak bytes of plain attention on (4, 1536, 64) inputs, with or without the causal mask
+    (made before the call, so not counted), measured like section 1 does."""
     from helpers.attention import scaled_dot_product_attention
+    from helpers.masks import causal_mask
 
     q, k, v = (torch.zeros(BATCH, N, D_K) for _ in range(3))
-    return peak_memory(scaled_dot_product_attention, q, k, v)[1]
+    mask = causal_mask(N) if causal else None
+    return peak_memory(scaled_dot_product_attention, q, k, v, mask=mask)[1]
 
 
-@exercise("09.1", hint="make q, k, v with torch.randn(4, 1536, 64), call peak_memory(helpers.scaled_dot_product_attention, q, k, v) and divide its second result by 2**20.")
+@exercise(
+    "09.1",
+    hint="make q, k and v of shape (4, 1536, 64) and the causal mask first, then measure the call with peak_memory; "
+    "its second result is in bytes.",
+    code_hint="_, peak = peak_memory(helpers.scaled_dot_product_attention, q, k, v, mask=helpers.causal_mask(1536)); "
+    "then divide peak by 2**20",
+)
 def _batched_peak(answer):
     value = number(answer)
     want = _measured_peak() / 2**20
     if math.isclose(value, want * 2**20, rel_tol=0.02):
         return "that is in bytes; the question asks for MiB (divide by 2**20)."
-    if math.isclose(value, want / BATCH, rel_tol=0.02):
-        return "that is one sequence; every one of the 4 in the batch has its own n × n matrices, alive at the same time."
-    if math.isclose(value, BATCH * N * N * 4 / 2**20, rel_tol=0.02):
-        return "that is one n × n float32 matrix per sequence; the peak holds more than one at once. Measure it."
+    if math.isclose(value, _measured_peak(causal=False) / 2**20, rel_tol=0.02):
+        return "that is the peak without the mask: pass the causal mask too, and measure what the masked softmax keeps alive."
+    if math.isclose(value, want / BATCH, rel_tol=0.02) or math.isclose(value, BATCH * N * N * 4 / 2**20, rel_tol=0.02):
+        return "that is one sequence, or one n × n float32 matrix per sequence; the 4 sequences are alive at once, each with several n × n matrices. Measure it."
     return math.isclose(value, want, rel_tol=0.02)
 
 
-@exercise("09.2", hint="heads × n × n numbers, 2 bytes each, divided by 2**20; use the 13B model's own number of heads.")
+@exercise(
+    "09.2",
+    hint="count the numbers in all the heads' score matrices (one n × n matrix per head), then their bytes at 2 "
+    "bytes each, then MiB.",
+    code_hint="heads * n * n * 2 / 2**20, with the 13B model's own number of heads",
+)
 def _score_mib(answer):
     value = number(answer)
     want = score_matrix_bytes(3000, n_heads=40, bytes_per_value=2) / 2**20
@@ -91,7 +105,13 @@ def _online(rescale: bool, chunks=CHUNKS) -> float:
     return denom
 
 
-@exercise("09.5", hint="each chunk: new_max = max(row_max, the chunk's largest score); denom = denom · exp(row_max - new_max) + Σ exp(s - new_max); then row_max = new_max.")
+@exercise(
+    "09.5",
+    hint="when a chunk brings a larger maximum, everything summed so far was taken against the old one: shrink it "
+    "by exp(old maximum − new maximum) before adding the chunk's terms, each taken against the new maximum.",
+    code_hint="new_max = max(row_max, *chunk); denom = denom * math.exp(row_max - new_max) + "
+    "sum(math.exp(s - new_max) for s in chunk); row_max = new_max",
+)
 def _online_softmax(answer):
     value = number(answer)
     if math.isclose(value, _online(rescale=False), rel_tol=1e-4):

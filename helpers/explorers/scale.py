@@ -28,8 +28,8 @@ from helpers.widgets import LiveFigure, new_figure
 
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
-GPU_GIB = 80  # an "80 GB" A100 or H100: its HBM holds 80 GiB (nvidia-smi: 81920 and 81559 MiB), a little less usable
-GPU_LABEL = N_("80 GB A100/H100 = 80 GiB of HBM (a little less usable)")
+GPU_GIB = 80  # an "80 GB" A100 or H100: nvidia-smi reports 81920 MiB (80.0 GiB) and 81559 MiB (79.6 GiB); a little less usable
+GPU_LABEL = N_("\"80 GB\" A100 / H100: 80.0 / 79.6 GiB of HBM (a little less usable)")
 PARTS = {  # right panel: FLOP groups and their colours; the first two make the attention sublayer
     N_("n × n attention"): ("attention scores q·k", "attention weights × V"),
     N_("Q, K, V, O projections"): ("Q, K, V, O projections",),
