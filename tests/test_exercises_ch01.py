@@ -62,7 +62,7 @@ RIGHT = {
 WRONG = {
     "01.1": [int((ME + SORA).sum()), 27, np.array([10, 4, 4, 10])],
     "01.2": [ME @ SORA, 0.5, 1.2],
-    "01.3": [int(ME @ CHEOLSU), 60, 46, 51, 60.5, 40.0],
+    "01.3": [int(ME @ CHEOLSU), 60, 46, 51, 60.5, 40.0, 48, 48.37],
     "01.4": [raw_scores, with_dot_T, keys_as_rows, only_query_length, norm_over_tokens, forgets_return,
              cosine_scores(np.ones((2, 3)), np.ones((4, 3)))],
     "01.5": [300 * 300, 300 * 128, 32 * 300 * 300, 32 * 300 * 300 * 128, 300 * 300 * 127, 2 * 300 * 128],
@@ -77,6 +77,12 @@ def test_right_answers_in_other_forms_pass():
     assert evaluate("01.3", round(RIGHT["01.3"], 2))[0] and evaluate("01.3", torch.tensor(RIGHT["01.3"]))[0]
     assert evaluate("01.4", cosine_scores_torch)[0] and evaluate("01.4", cosine_scores_einsum)[0]
     assert evaluate("01.5", 11_520_000.0)[0]
+
+
+def test_near_misses_get_their_own_hints():
+    assert "3 decimals" in evaluate("01.2", round(float(RIGHT["01.2"]), 2))[1]
+    for on_the_scale in (48, 48.37):  # whole stars, and ratings kept in [1, 5]
+        assert "1-5" in evaluate("01.3", on_the_scale)[1]
 
 
 def test_build_exercise_hints_name_the_bug():

@@ -66,7 +66,7 @@ F16_MAX = float(np.finfo(np.float16).max)
 RIGHT = {
     "02.1": softmax(np.array([1.0, 2.0, 3.0])),
     "02.2": log_softmax,
-    "02.3": softmax(np.array([1000.0, 1001.0, 1002.0])),
+    "02.3": (softmax(np.array([1000.0, 1001.0, 1002.0])), "B"),
     "02.4": math.log(F16_MAX / 300),
     "02.5": J @ V5 @ G5,
 }
@@ -74,7 +74,9 @@ WRONG = {
     "02.1": [np.array([1, 2, 3]) / 6, np.exp([1.0, 2.0, 3.0]) / 10, np.array([0.2, 0.3, 0.5]), [1.0]],
     "02.2": [naive, global_max, last_axis_only, no_log_sum, log_of_weights, forgets_return, log_softmax(np.ones(3)),
              torch.log_softmax, stable_softmax],
-    "02.3": [np.array([np.nan, np.nan, np.nan]), np.exp([-2.0, -1.0, 0.0]), np.ones(3) / 3],
+    "02.3": [(np.array([np.nan, np.nan, np.nan]), "B"), (np.exp([-2.0, -1.0, 0.0]), "B"), (np.ones(3) / 3, "B"),
+             (softmax(np.array([1000.0, 1001.0, 1002.0])), "A"), (softmax(np.array([1000.0, 1001.0, 1002.0])), "C"),
+             (softmax(np.array([1000.0, 1001.0, 1002.0])), "D"), softmax(np.array([1000.0, 1001.0, 1002.0]))],
     "02.4": [math.log(F16_MAX), math.log(float(np.finfo(np.float32).max) / 300), math.log(300),
              math.log(F16_MAX) / 300, 5.0, 5.5],
     "02.5": [J, V5 @ G5, P * (V5 @ G5), (np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1])) @ V5 @ G5,
@@ -109,13 +111,31 @@ def test_build_exercise_hints_name_the_bug():
 
 
 def test_score_gradient_hints_name_the_step():
-    for wrong, words in [(V5 @ G5, "∂L/∂p"), (P * (V5 @ G5), "diag(p)"), (J, "one number per score")]:
+    for wrong, words in [(V5 @ G5, "∂L/∂a"), (P * (V5 @ G5), "diag(a)"), (J, "one number per score"),
+                         (np.round(J @ V5 @ G5, 3), "decimals")]:
         correct, message = evaluate("02.5", wrong)
         assert not correct and words in message, message
 
 
 def test_a_rounded_copy_gets_its_own_hint():
     correct, message = evaluate("02.1", np.round(RIGHT["02.1"], 2))
-    assert not correct and "rounded" in message
-    correct, message = evaluate("02.3", np.round(RIGHT["02.3"], 2))
-    assert not correct and "rounded" in message
+    assert not correct and "decimals" in message
+    correct, message = evaluate("02.3", (np.round(RIGHT["02.3"][0], 2), "B"))
+    assert not correct and "decimals" in message
+
+
+def test_correctly_rounded_answers_pass():
+    """4 decimals are right even when the rounded weights do not sum to exactly 1."""
+    for exercise_id, weights in (("02.1", RIGHT["02.1"]), ("02.3", RIGHT["02.3"][0])):
+        rounded = np.round(weights, 4)
+        answer = rounded if exercise_id == "02.1" else (rounded, "B")
+        assert evaluate(exercise_id, answer)[0], rounded
+    assert evaluate("02.1", [0.09, 0.2447, 0.6652])[0]
+    assert evaluate("02.5", np.round(RIGHT["02.5"], 4))[0]
+
+
+def test_the_reason_of_exercise_3_is_checked():
+    weights = RIGHT["02.3"][0]
+    assert "overflows" in evaluate("02.3", (weights, "A"))[1]
+    assert "uniform" in evaluate("02.3", (weights, "C"))[1]
+    assert evaluate("02.3", (weights, " b "))[0] and evaluate("02.3", [weights, "B"])[0]

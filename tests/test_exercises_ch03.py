@@ -70,12 +70,12 @@ def test_right_answers_in_other_forms_pass():
 
 
 def test_specific_hints():
-    assert "E[kᵢ²]" in evaluate("03.1", 96)[1]
+    assert "E[k[c]²]" in evaluate("03.1", 96)[1]
     assert "squared mean" in evaluate("03.1", 8)[1]
     assert "standard deviation" in evaluate("03.1", 5.657)[1]
     assert "once" in evaluate("03.2", without_scale)[1]
     assert "twice" in evaluate("03.2", scale_twice)[1]
-    assert "-p pᵀ" in evaluate("03.2", diagonal_only)[1]
+    assert "−a aᵀ" in evaluate("03.2", diagonal_only)[1]
     assert "shape of Q" in evaluate("03.2", transposed)[1]
     assert "None" in evaluate("03.2", unfinished)[1]
 

@@ -67,18 +67,18 @@ LIVING_ROW_TOO[AXES.index("living"), 3] = 1.0  # changes the rows of words with 
 RIGHT = {
     "04.1": [(3, 5, 6), [3, 5, 6], torch.Size([3, 5, 6])],
     "04.2": [cross_attend, with_linear],
-    "04.3": [147_456, 147456.0],
+    "04.3": [131_072, 131072.0, "131072"],
     "04.4": [AGENT_SEEKING, w_q_with_object_row([0.0, 0.0, 1.0, 0.0]), AGENT_SEEKING.numpy().tolist()],
     "04.5": [{"A", "D"}, ["d", "a"], frozenset("AD")],
 }
 WRONG = {
     "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc"],
     "04.2": [unscaled, softmax_over_queries, self_attention_on_x, formula_layout, queries_from_memory, unfinished, 3],
-    "04.3": [768 * 64, 3 * 768 * 768, 3 * 1024 * 64, "many"],
+    "04.3": [768 * 64, 512 * 64, 3 * 768 * 64, 3 * 512 * 64, 768 * 64 + 2 * 512 * 64, 3 * 768 * 768, "many"],
     "04.4": [HAND["W_q"], BOTH, LIVING_ROW_TOO, AGENT_SEEKING.T, torch.zeros(8, 4), torch.zeros(3)],
     "04.5": [{"A"}, {"A", "C", "D"}, {"A", "B", "D"}, {"A", "D", "E"}, {"F"}, "AD", 7],
 }
-SECRETS = {"04.1": "(3, 5, 6)", "04.3": "147456", "04.5": "'A', 'D'"}
+SECRETS = {"04.1": "(3, 5, 6)", "04.3": "131072", "04.5": "'A', 'D'"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG, several_right=True, secrets={k: [v] for k, v in SECRETS.items()}
@@ -96,8 +96,12 @@ def test_specific_hints():
     assert "dim=-1" in evaluate("04.2", softmax_over_queries)[1]
     assert "self-attention" in evaluate("04.2", self_attention_on_x)[1]
     assert "(out, in)" in evaluate("04.2", formula_layout)[1]
-    assert "(B, n, d_v)" in evaluate("04.2", queries_from_memory)[1]
-    assert "three" in evaluate("04.3", 768 * 64)[1]
+    assert "(B, n_q, d_v)" in evaluate("04.2", queries_from_memory)[1]
+    assert "three" in evaluate("04.3", 768 * 64)[1] and "three" in evaluate("04.3", 512 * 64)[1]
+    assert "decoder's tokens" in evaluate("04.3", 3 * 768 * 64)[1]
+    assert "encoder's output" in evaluate("04.3", 3 * 512 * 64)[1]
+    assert "swapped" in evaluate("04.3", 768 * 64 + 2 * 512 * 64)[1]
+    assert "not as one string" in evaluate("04.5", "AD")[1]
     assert "not to an agent" in evaluate("04.4", BOTH)[1]
     assert "changed" in evaluate("04.4", LIVING_ROW_TOO)[1]
     assert "(d_model, d_k) = (8, 4)" in evaluate("04.4", AGENT_SEEKING.T)[1]

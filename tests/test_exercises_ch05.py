@@ -137,21 +137,25 @@ def window_empty_rows(n=10, real=4, w=3):
 RIGHT = {
     "05.1": [attend_with_mask, attend_with_helpers],
     "05.2": [prefix_lm_mask, prefix_lm_vectorised, lambda lengths, n: prefix_lm_mask(lengths, n).numpy()],
-    "05.3": [{"C", "D"}, ["D", "C"], {"c", "d"}],
-    "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).int().numpy()],
+    "05.3": [{"B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"e": (4, 3, 2, 1, 0), "b": torch.tensor([0, 1])}],
+    "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).numpy()],
     "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows()],
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
              lambda q, k, v, allowed: None, torch.ones(3)],
     "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
-             prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask"],
-    "05.3": [{"C"}, {"B", "C", "D"}, {"C", "D", "E"}, "A", {"Z"}, set()],
+             prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask",
+             lambda lengths, n: prefix_lm_mask(lengths, n).float(), lambda lengths, n: prefix_lm_mask(lengths, n).int()],
+    "05.3": [{"B": [0, 1]}, {"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]}, {"B": [0, 1], "E": [0, 1, 2, 3, 4, 5]},
+             {"B": [0, 1, 2], "E": [0, 1, 2, 3, 4]}, {"B", "E"}, "A", {"Z": [1]}, {}, {"B": "x"}],
     "05.4": [mha_helpers_convention, mha_heads_tiled, mha_per_sequence, mha_four_d, mha_pads_only, mha_causal_only,
-             mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3)],
+             mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3),
+             lambda tokens, h: mha_attn_mask(tokens, h).float(), lambda tokens, h: (~mha_attn_mask(tokens, h)).float(),
+             lambda tokens, h: mha_attn_mask(tokens, h).int()],
     "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9]],
 }
-LEAKS = ["True, True", "[0, 1", "{'C', 'D'}", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
+LEAKS = ["True, True", "[0, 1", "'B'", "'E'", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG, several_right=True, secrets=dict.fromkeys(WRONG, LEAKS)
@@ -169,7 +173,9 @@ def test_specific_hints():
     assert "after the prefix" in evaluate("05.2", prefix_rows_see_everything)[1]
     assert "transpose" in evaluate("05.2", prefix_transposed)[1]
     assert "blocked cells" in evaluate("05.2", prefix_inverted)[1]
-    assert "strictly the past" in evaluate("05.3", {"B", "C", "D"})[1]
+    assert "strictly the past" in evaluate("05.3", {"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]})[1]
+    assert "the masks are right" in evaluate("05.3", {"B": [0, 1, 2], "E": [0, 1, 2, 3, 4]})[1]
+    assert "dict" in evaluate("05.3", {"B", "E"})[1]
     assert "opposite" in evaluate("05.4", mha_helpers_convention)[1]
     assert "wrong order" in evaluate("05.4", mha_heads_tiled)[1]
     assert "*and* head" in evaluate("05.4", mha_per_sequence)[1]
@@ -179,28 +185,37 @@ def test_specific_hints():
     assert "*queries*" in evaluate("05.4", mha_pad_queries)[1]
     assert "blocks the past" in evaluate("05.4", mha_past_blocked)[1]
     assert "window" in evaluate("05.5", [])[1]
+    for float_mask in (lambda t, h: mha_attn_mask(t, h).float(), lambda t, h: (~mha_attn_mask(t, h)).float()):
+        assert "adds" in evaluate("05.4", float_mask)[1] and "bool" in evaluate("05.4", float_mask)[1]
+    assert "adds" in evaluate("05.2", lambda lengths, n: prefix_lm_mask(lengths, n).float())[1]
     assert "off by one" in evaluate("05.5", [5, 6, 7, 8, 9])[1]
 
 
 def test_the_notebook_leak_answer_is_what_autograd_says():
-    """05.3's expected answer, recomputed with the notebook's autograd test."""
+    """05.3's expected answer, recomputed with the notebook's autograd test, row by row."""
+    from helpers.exercises.ch05 import leak_candidates
     from helpers.qkv import QKVProjection, self_attention
 
     torch.manual_seed(0)
     probe, x0 = QKVProjection(8, 4, 8), torch.randn(6, 8)
-    n6 = torch.ones(6, 6, dtype=torch.bool)
-    masks = {
-        "A": n6.tril(), "B": n6.tril(diagonal=-1), "C": n6.tril().T,
-        "D": n6.tril() | torch.eye(6, dtype=torch.bool).roll(1, dims=1),
-        "E": n6.tril() & helpers.padding_mask(torch.tensor([[3, 3, 3, 3, 0, 0]]))[0, 0],
-    }
 
-    def leaks(mask):  # notebook 05's test: a nonzero Jacobian block of output i w.r.t. a later input j
+    def leaking_rows(mask):  # notebook 05's test: a nonzero Jacobian block of output i w.r.t. a later input j
         J = torch.autograd.functional.jacobian(lambda x: self_attention(x, probe, mask=mask)[0], x0)  # (6, 8, 6, 8)
-        return bool(J.pow(2).sum(dim=(1, 3)).sqrt().triu(diagonal=1).max() > 0)
+        return (J.pow(2).sum(dim=(1, 3)).sqrt().triu(diagonal=1) > 0).any(-1).nonzero()[:, 0].tolist()
 
-    leaking = {name for name, m in masks.items() if leaks(m)}
-    assert evaluate("05.3", leaking)[0]
+    answer = {name: rows for name, m in leak_candidates().items() if (rows := leaking_rows(m))}
+    assert evaluate("05.3", answer)[0], answer
+
+
+def test_the_notebook_builds_the_checker_s_masks():
+    """05.3's masks in the notebook cell are the checker's (and none is one of the leaks the notebook shows)."""
+    from helpers.exercises.ch05 import leak_candidates
+
+    n6 = torch.ones(6, 6, dtype=torch.bool)
+    shown = [n6.tril(diagonal=1), n6.triu(), n6]  # the leaking masks notebook 05 draws before the exercise
+    candidates = leak_candidates()
+    assert torch.equal(candidates["D"], n6.tril() & helpers.padding_mask(torch.tensor([[3, 3, 3, 3, 0, 0]]))[0, 0])
+    assert not any(torch.equal(m, s) for m in candidates.values() for s in shown)
 
 
 def test_mha_attn_mask_matches_separate_masks_in_nn_multihead_attention():

@@ -1,5 +1,6 @@
 """Notebook 01 (the dot product): checkers. None of them prints the expected answer."""
 
+import itertools
 import math
 
 import numpy as np
@@ -11,7 +12,8 @@ SORA = np.array([2, 1, 4, 5])
 CHEOLSU = np.array([4, 5, 1, 3])
 
 
-@exercise("01.1", hint="multiply the two ratings genre by genre, then add the four products (me @ sora).")
+@exercise("01.1", hint="multiply the two ratings genre by genre, then add the four products.",
+          code_hint="NumPy's `@` does both steps for two vectors.")
 def _dot_me_sora(answer):
     value = number(answer)
     if value == float(np.sum(ME + SORA)):
@@ -19,7 +21,8 @@ def _dot_me_sora(answer):
     return value == float(ME @ SORA)
 
 
-@exercise("01.2", hint="divide the dot product by the length of each vector, np.linalg.norm.")
+@exercise("01.2", hint="a · b = |a| |b| cos θ: solve it for cos θ.",
+          code_hint="np.linalg.norm(v) is the length |v| of a vector v.")
 def _cosine_me_sora(answer):
     value = number(answer)
     if value == float(ME @ SORA):
@@ -27,7 +30,21 @@ def _cosine_me_sora(answer):
     if not -1 <= value <= 1:
         return "a cosine lies between -1 and 1."
     cos = float(ME @ SORA / (np.linalg.norm(ME) * np.linalg.norm(SORA)))
+    if 1e-3 <= abs(value - cos) < 0.01:
+        return "nearly: give at least 3 decimals (or the computed value itself)."
     return abs(value - cos) < 1e-3
+
+
+def _best_on_the_scale() -> float:
+    """The best score with a friend of Cheolsu's length whose ratings stay in [1, 5]: SF at 5,
+    the rest of the length spread along my other three ratings."""
+    rest = ME[1:] / np.linalg.norm(ME[1:]) * np.sqrt(CHEOLSU @ CHEOLSU - 5**2)
+    return float(ME @ np.concatenate([[5.0], rest]))
+
+
+_BEST_ON_THE_SCALE = _best_on_the_scale()
+_BEST_IN_WHOLE_STARS = float(max(ME @ np.array(stars) for stars in itertools.product(range(1, 6), repeat=4)
+                                  if np.dot(stars, stars) == CHEOLSU @ CHEOLSU))  # whole stars, length √51
 
 
 @exercise("01.3", hint="a · b = |a| |b| cos θ: with both lengths fixed, only the angle is left to choose.")
@@ -42,6 +59,8 @@ def _best_score_at_fixed_length(answer):
         return "that is one vector's squared length; the score involves both lengths."
     if value > best + 0.01:
         return "no vector of that length can score so much: cos θ is at most 1."
+    if math.isclose(value, _BEST_ON_THE_SCALE, abs_tol=0.01) or math.isclose(value, _BEST_IN_WHOLE_STARS):
+        return "that keeps the friend on the 1-5 rating scale; the question drops the scale: any vector of Cheolsu's length counts."
     return abs(value - best) < 0.01
 
 
@@ -64,7 +83,8 @@ def _cosine_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray
     return cases
 
 
-@exercise("01.4", hint="divide each query by its length and each key by its length (np.linalg.norm over the last axis, keepdims=True), then take the scores as in section 5, transposing only the last two axes.")
+@exercise("01.4", hint="a cosine is the dot product of two vectors of length 1: make every query and every key length 1, then score them all against each other as in section 5.",
+          code_hint="np.linalg.norm(Q, axis=-1, keepdims=True) holds each row's length, ready to divide by; np.swapaxes(K, -2, -1) transposes only the last two axes.")
 def _cosine_scores(answer):
     if not callable(answer):
         return "the answer is the function itself: answer = cosine_scores (no brackets)."

@@ -19,16 +19,17 @@ def _attention(scale: float) -> np.ndarray:
     return (e / e.sum(axis=-1, keepdims=True)) @ WORKED_V
 
 
-@exercise("03.1", hint="Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] - (E[qᵢ]·E[kᵢ])²; for a key entry, E[kᵢ²] = Var(kᵢ) + E[kᵢ]²; then add up d_k terms.")
+@exercise("03.1", hint="redo section 2's argument: a score is a sum of d_k independent products q[c] k[c]; what is the variance of one product when E[q[c]] = 0?",
+          code_hint="Var(q[c] k[c]) = E[q[c]²] · E[k[c]²] when E[q[c]] = 0, and for a key entry E[k[c]²] = Var(k[c]) + E[k[c]]².")
 def _mixed_variance(answer):
     value = number(answer)
     d_k = MIXED_D_K
     if math.isclose(value, d_k):
-        return "that is the answer for unit-variance keys; a uniform [0, 1) entry has E[kᵢ²] ≠ 1."
+        return "that is the answer for unit-variance keys; a uniform [0, 1) entry has E[k[c]²] ≠ 1."
     if math.isclose(value, d_k / 12):
-        return "1/12 is the variance of a uniform entry, but the product needs E[kᵢ²], which adds the squared mean."
+        return "1/12 is the variance of a uniform entry, but the product needs E[k[c]²], which adds the squared mean."
     if math.isclose(value, d_k / 4):
-        return "that counts only the squared mean of a key entry; E[kᵢ²] also has its variance in it."
+        return "that counts only the squared mean of a key entry; E[k[c]²] also has its variance in it."
     if math.isclose(value, math.sqrt(d_k / 3), rel_tol=1e-3):
         return "that looks like a standard deviation; the question asks for the variance."
     if math.isclose(value, d_k / 3, rel_tol=0.05) and not math.isclose(value, d_k / 3, abs_tol=1e-6):
@@ -44,10 +45,11 @@ def _reference_query_gradient(Q, K, V, G, scale):
     return grad
 
 
-@exercise("03.2", hint="work row by row: the gradient at the weights is G @ V.T; each row's softmax Jacobian (notebook 02) turns it into the gradient at the scores; section 4's formula turns that into the gradient at the queries.")
+@exercise("03.2", hint="three steps of the chain rule, from the output back: to the weights, through each row's softmax Jacobian (notebook 02) to the scores, then to the queries (section 4's formula).",
+          code_hint="dA = G @ V.T; row i of dS is J_i @ dA[i] with J_i = diag(a_i) − a_i a_iᵀ; then ∂L/∂Q = scale · dS @ K.")
 def _query_gradient(answer):
     if not callable(answer):
-        return 'the answer is the function itself: check("03.2", query_gradient).'
+        return "the answer is the function itself: answer = query_gradient (no brackets)."
     g = torch.Generator().manual_seed(3)
     for n_q, n_k, d_k, d_v, scale in ((4, 6, 5, 3, 0.4), (1, 3, 2, 2, 1.0), (7, 5, 9, 4, 1 / 3), (3, 3, 16, 8, 0.25)):
         Q, K, V, G = (torch.randn(*shape, generator=g, dtype=torch.float64) * 2
@@ -67,12 +69,12 @@ def _query_gradient(answer):
             return "the scale is applied twice: the query meets it once, in s = scale · q · k."
         p = torch.softmax(Q @ K.T * scale, dim=-1)
         if torch.allclose(got, scale * (p * (G @ V.T)) @ K, atol=1e-6):
-            return "the score gradient keeps only the diagonal of the Jacobian: the -p pᵀ part (weights must still sum to 1) is missing."
+            return "the score gradient keeps only the diagonal of the Jacobian: the −a aᵀ part (weights must still sum to 1) is missing."
         return False
     return True
 
 
-@exercise("03.3", hint="Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] when the means are 0; there are d_k independent terms.")
+@exercise("03.3", hint="redo section 2's argument with E[q[c]²] = E[k[c]²] = 4: the variance of one product, then d_k independent terms.")
 def _variance_sigma(answer):
     value = number(answer)
     if math.isclose(value, 64.0):
@@ -84,7 +86,8 @@ def _variance_sigma(answer):
     return math.isclose(value, 64 * 16, abs_tol=1e-6)
 
 
-@exercise("03.4", hint="the four steps with the scale left out: weights = softmax(Q @ K.T) row by row, then weights @ V.")
+@exercise("03.4", hint="the four steps of section 1, with step 2 (the division by √d_k) left out.",
+          code_hint="helpers.softmax(scores, axis=-1) normalises each row; the output is weights @ V.")
 def _unscaled_output(answer):
     got = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer, dtype=float)
     if got.shape == (3, 4) and np.allclose(got, _attention(0.5), atol=1e-4):

@@ -25,28 +25,29 @@ def _output_shape(answer) -> bool | str:
 
 
 def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, dim=-1, keys_from=None):
-    """The reference: queries from x (B, n, d_model), keys and values from memory (B, m, d_model),
+    """The reference: queries from x (B, n_q, d_model), keys and values from memory (B, n_k, d_model),
     weights in nn.Linear's (out, in) layout. The keywords build the mistakes the hints name."""
     source = memory if keys_from is None else keys_from
-    q, k, v = x @ W_q.T, source @ W_k.T, source @ W_v.T  # (B, n, d_k), (B, m, d_k), (B, m, d_v)
-    scores = q @ k.transpose(-2, -1) / (math.sqrt(k.shape[-1]) if scale else 1.0)  # (B, n, m)
-    return torch.softmax(scores, dim=dim) @ v  # (B, n, d_v)
+    q, k, v = x @ W_q.T, source @ W_k.T, source @ W_v.T  # (B, n_q, d_k), (B, n_k, d_k), (B, n_k, d_v)
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(k.shape[-1]) if scale else 1.0)  # (B, n_q, n_k)
+    return torch.softmax(scores, dim=dim) @ v  # (B, n_q, d_v)
 
 
 def _cross_attention_cases(g: torch.Generator) -> list[tuple[torch.Tensor, ...]]:
-    """(x, memory, W_q, W_k, W_v) with random sizes; n, m, d_model, d_k, d_v all different."""
+    """(x, memory, W_q, W_k, W_v) with random sizes; n_q, n_k, d_model, d_k, d_v all different."""
     cases = []
     for _ in range(3):
-        B, n, m, d_model, d_k, d_v = (int(v) for v in torch.randperm(8, generator=g)[:6] + 2)
-        x = torch.randn(B, n, d_model, generator=g, dtype=torch.float64)
-        memory = torch.randn(B, m, d_model, generator=g, dtype=torch.float64)
+        B, n_q, n_k, d_model, d_k, d_v = (int(v) for v in torch.randperm(8, generator=g)[:6] + 2)
+        x = torch.randn(B, n_q, d_model, generator=g, dtype=torch.float64)
+        memory = torch.randn(B, n_k, d_model, generator=g, dtype=torch.float64)
         W_q, W_k = (torch.randn(d_k, d_model, generator=g, dtype=torch.float64) for _ in range(2))
         W_v = torch.randn(d_v, d_model, generator=g, dtype=torch.float64)
         cases.append((x, memory, W_q, W_k, W_v))
     return cases
 
 
-@exercise("04.2", hint="nn.Linear's layout means Q = x W_qᵀ; K and V come from memory the same way; scores Q Kᵀ / √d_k (transpose the last two dimensions only), softmax over the keys, then @ V.")
+@exercise("04.2", hint="queries from x, keys and values from memory, each through its own matrix, which nn.Linear's (out, in) layout stores transposed; then this notebook's attention, with the batch axis riding along.",
+          code_hint="q = x @ W_q.T, and k, v the same way from memory; then softmax(q @ k.transpose(-2, -1) / √d_k, dim=-1) @ v.")
 def _cross_attend(answer) -> bool | str:
     if not callable(answer):
         return "the answer is the function itself: answer = cross_attend (no brackets)."
@@ -62,7 +63,7 @@ def _cross_attend(answer) -> bool | str:
         got = torch.as_tensor(got, dtype=torch.float64)
         want = _cross_attention(x, memory, W_q, W_k, W_v)
         if got.shape != want.shape:
-            return f"for {shapes} your output has shape {tuple(got.shape)}; it should be (B, n, d_v): one row per query token of x."
+            return f"for {shapes} your output has shape {tuple(got.shape)}; it should be (B, n_q, d_v): one row per query token of x."
         if torch.allclose(got, want, atol=1e-6):
             continue
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, scale=False), atol=1e-6):
@@ -75,15 +76,24 @@ def _cross_attend(answer) -> bool | str:
     return True
 
 
-@exercise("04.3", hint="d_k = 768 / 12; one head has three matrices, each of shape (d_model, d_k): multiply, then add them up.")
-def _vit_params(answer) -> bool | str:
+_DECODER_WIDTH, _ENCODER_WIDTH, _HEAD_WIDTH = 512, 768, 64  # exercise 04.3: a decoder reading ViT-B/16
+
+
+@exercise("04.3", hint="each matrix maps the width of the tokens it reads to the head's width: which tokens does W_Q read, and which do W_K and W_V read?")
+def _cross_attention_params(answer) -> bool | str:
     value = float(answer)
-    d_model, d_k = 768, 768 // 12
-    if value == d_model * d_k:
+    dec, enc, d_k = _DECODER_WIDTH, _ENCODER_WIDTH, _HEAD_WIDTH
+    if value in (dec * d_k, enc * d_k):
         return "that is one matrix; W_Q, W_K and W_V are three."
-    if value == 3 * d_model * d_model:
-        return "that is all 12 heads of a layer; the question asks for one head."
-    return value == 3 * d_model * d_k
+    if value == 3 * enc * d_k:
+        return "W_Q reads the decoder's tokens, not the encoder's: its input width is the decoder's."
+    if value == 3 * dec * d_k:
+        return "W_K and W_V read the encoder's output, whose width is ViT-B/16's."
+    if value == enc * d_k + 2 * dec * d_k:
+        return "the widths are swapped: queries come from the decoder, keys and values from the encoder."
+    if value in (3 * enc * enc, 3 * dec * dec):
+        return "that is a whole layer of d_model-wide projections; the question asks for one head of width 64."
+    return value == dec * d_k + 2 * enc * d_k
 
 
 def _things_and_agents():
@@ -147,7 +157,7 @@ def _weights(x: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor) -> torch.Ten
 
 # (money, water) of the words of "i went to the bank to fish": every output of "bank" with
 # W_V = identity is an average of these with positive weights, so it lies inside their triangle.
-_CANDIDATES = {"A": (0.22, 0.52), "B": (0.60, 0.30), "C": (0.40, 0.20), "D": (0.10, 0.70), "E": (0.00, 0.95)}
+_CANDIDATES = {"A": (0.30, 0.45), "B": (0.60, 0.30), "C": (0.40, 0.20), "D": (0.10, 0.70), "E": (0.00, 0.95)}
 
 
 def _reachable(money: float, water: float) -> bool:
@@ -159,6 +169,8 @@ def _reachable(money: float, water: float) -> bool:
 
 @exercise("04.5", hint="an output is an average of the words' (money, water) points with positive weights: draw the points and the polygon they span.")
 def _convex_hull(answer) -> bool | str:
+    if isinstance(answer, str) and len(answer.strip()) > 1:
+        return 'write the letters as a set, such as {"A", "B"}, not as one string.'
     if isinstance(answer, str):
         answer = {answer}
     if not isinstance(answer, set | frozenset | list | tuple):

@@ -25,10 +25,11 @@ def _attention_cases():
         yield q, k, v, allowed
 
 
-@exercise("05.1", hint="scores = q kᵀ/√d_k; put -inf where the mask is False; softmax over the keys; then turn the NaN of an empty row into 0 before multiplying by v.")
+@exercise("05.1", hint="block the scores of the keys a query may not see the way this notebook does, and decide what a row with nothing to see must give: zeros, not NaN.",
+          code_hint="scores.masked_fill(~allowed, float('-inf')), torch.softmax(..., dim=-1), then .nan_to_num(0.0) before @ v.")
 def _attend_with_mask(answer) -> bool | str:
     if not callable(answer):
-        return "the answer is the function itself: check(\"05.1\", attend_with_mask)."
+        return "the answer is the function itself: answer = attend_with_mask (no brackets)."
     for q, k, v, allowed in _attention_cases():
         got = answer(q.clone(), k.clone(), v.clone(), allowed.clone())
         if isinstance(got, tuple):
@@ -58,6 +59,12 @@ def _attend_with_mask(answer) -> bool | str:
     return True
 
 
+def _not_bool() -> str:
+    """The hint for a mask that is not bool (05.2 and 05.4)."""
+    return ("return a bool tensor: PyTorch adds a float mask to the scores instead of blocking with it "
+            "(a 0/1 float mask blocks nothing: this notebook's trap), and an integer mask is an error.")
+
+
 def _reference_prefix_lm(prefix_lengths: torch.Tensor, n: int) -> torch.Tensor:
     """(B, 1, n, n): query i may see key j if j <= i, or if both are inside the prefix."""
     i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
@@ -68,7 +75,7 @@ def _reference_prefix_lm(prefix_lengths: torch.Tensor, n: int) -> torch.Tensor:
 @exercise("05.2", hint="start from the causal triangle; then, for each sequence b, open the block of queries and keys both before prefix_lengths[b]; add the head axis.")
 def _prefix_lm_mask(answer) -> bool | str:
     if not callable(answer):
-        return "the answer is the function itself: check(\"05.2\", prefix_lm_mask)."
+        return "the answer is the function itself: answer = prefix_lm_mask (no brackets)."
     g = torch.Generator().manual_seed(7)
     for B, n in ((3, 6), (1, 1), (4, 9), (2, 5)):
         lengths = torch.randint(0, n + 1, (B,), generator=g)
@@ -84,7 +91,8 @@ def _prefix_lm_mask(answer) -> bool | str:
             return f"your mask for B = {B}, n = {n} has shape {tuple(got.shape)}: add the head axis, (B, 1, n, n), so it broadcasts over heads."
         if got.shape != want.shape:
             return f"for B = {B}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B, 1, n, n)."
-        got = got.to(torch.bool)
+        if got.dtype != torch.bool:
+            return _not_bool()
         if torch.equal(got, want):
             continue
         if torch.equal(got, ~want):
@@ -101,18 +109,52 @@ def _prefix_lm_mask(answer) -> bool | str:
     return True
 
 
-@exercise("05.3", hint="compute leaks(masks[letter]) for each letter; a mask leaks if it allows a key to the right of the diagonal.")
+def leak_candidates() -> dict[str, torch.Tensor]:
+    """Exercise 05.3's five 6 × 6 masks (True = may attend), exactly as the notebook builds them."""
+    n6 = torch.ones(6, 6, dtype=torch.bool)
+    pos = torch.arange(6)
+    return {
+        "A": n6.tril(),
+        "B": n6.tril() | ((pos[:, None] < 3) & (pos[None, :] < 3)),
+        "C": n6.tril(diagonal=-1),
+        "D": n6.tril() & (torch.tensor([3, 3, 3, 3, 0, 0]) != 0),
+        "E": n6.tril(diagonal=1) & n6.triu(diagonal=-1),
+    }
+
+
+def _leaking_rows() -> dict[str, list[int]]:
+    """Letter -> the output rows that may read a later input (an allowed key right of the diagonal)."""
+    rows = {letter: mask.triu(diagonal=1).any(-1).nonzero()[:, 0].tolist() for letter, mask in leak_candidates().items()}
+    return {letter: found for letter, found in rows.items() if found}
+
+
+_NOT_A_LEAK = {
+    "A": "A is the causal mask itself.",
+    "C": "C sees strictly the past: missing the present is not a leak from the future.",
+    "D": "D adds a padding mask to the causal one: can blocking more keys open the future?",
+}
+
+
+@exercise("05.3", hint="a row leaks when it allows a key to the right of the diagonal: read each mask row by row, then confirm with dependence(mask).")
 def _which_leak(answer) -> bool | str:
-    if isinstance(answer, str):
-        answer = {answer}
-    given = {str(a).strip().upper() for a in answer}
-    if not given <= set("ABCDE"):
+    if not isinstance(answer, dict):
+        return 'give a dict from each leaking mask\'s letter to the list of its leaking rows, such as {"A": [2, 3]}.'
+    try:
+        given = {str(k).strip().upper(): sorted(int(r) for r in np.asarray(v).reshape(-1)) for k, v in answer.items()}
+    except (TypeError, ValueError):
+        return "each value should be a list of row numbers, such as [2, 3]."
+    if not set(given) <= set("ABCDE"):
         return "use the letters A to E."
-    if "B" in given:
-        return "B sees strictly the past: missing the present is not a leak from the future."
-    if "E" in given:
-        return "E adds a padding mask to the causal one: can blocking more keys open the future?"
-    return given == {"C", "D"}
+    not_leaking = sorted(set(given) & set(_NOT_A_LEAK))
+    if not_leaking:
+        return _NOT_A_LEAK[not_leaking[0]]
+    right = _leaking_rows()
+    if set(given) != set(right):
+        return "some mask that leaks is missing: read every row of every mask, not only the masks that look causal."
+    for letter in sorted(right):
+        if given[letter] != right[letter]:
+            return f"the masks are right; for {letter}, look again at which rows allow a key to the right of the diagonal (the last row has no later key)."
+    return True
 
 
 def _reference_mha_mask(tokens: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -136,7 +178,7 @@ def _mha_cases():
 @exercise("05.4", hint="build the blocked cells of one sequence, (n, n): a pad key, or a key after the query; then give every head of that sequence its own copy, sequence by sequence.")
 def _mha_attn_mask(answer) -> bool | str:
     if not callable(answer):
-        return "the answer is the function itself: check(\"05.4\", mha_attn_mask)."
+        return "the answer is the function itself: answer = mha_attn_mask (no brackets)."
     for tokens, heads in _mha_cases():
         got = answer(tokens.clone(), heads)
         if got is None:
@@ -150,7 +192,8 @@ def _mha_attn_mask(answer) -> bool | str:
             return f"for B = {B} and h = {heads} your mask has shape {tuple(got.shape)}: attn_mask needs one (n, n) matrix per sequence *and* head, (B·h, n, n)."
         if got.shape != want.shape:
             return f"for B = {B}, h = {heads}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B·h, n, n)."
-        got = got.to(torch.bool)
+        if got.dtype != torch.bool:
+            return _not_bool()
         if torch.equal(got, want):
             continue
         if torch.equal(got, ~want):
