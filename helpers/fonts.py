@@ -11,6 +11,7 @@ before, Hangul from Noto Sans KR. English figures look exactly as they did.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import matplotlib
@@ -24,9 +25,15 @@ MONOSPACE = ["monospace", "sans-serif", HANGUL_FAMILY]
 
 
 def register() -> None:
-    """Make the Hangul font known to matplotlib and a fallback of the default family (idempotent)."""
-    if HANGUL_FAMILY not in {entry.name for entry in font_manager.fontManager.ttflist}:
-        font_manager.fontManager.addfont(str(HANGUL_FONT))
+    """Make the Hangul font known to matplotlib and a fallback of the default family (idempotent).
+
+    The subset has one weight; it is also entered as the family's bold, so a bold title draws its
+    Hangul in the regular weight instead of matplotlib warning that no bold Noto Sans KR exists."""
+    manager = font_manager.fontManager
+    if HANGUL_FAMILY not in {entry.name for entry in manager.ttflist}:
+        manager.addfont(str(HANGUL_FONT))
+        regular = next(entry for entry in manager.ttflist if entry.name == HANGUL_FAMILY)
+        manager.ttflist.append(dataclasses.replace(regular, weight=700))
     families = list(matplotlib.rcParams["font.family"])
     if HANGUL_FAMILY not in families:
         matplotlib.rcParams["font.family"] = [*families, HANGUL_FAMILY]

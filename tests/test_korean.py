@@ -406,3 +406,20 @@ def test_korean_explorers_and_heatmaps_draw_hangul(korean):
             explorer = factory()
             assert explorer.image.value, factory.__name__
     matplotlib.pyplot.close("all")
+
+
+def test_bold_hangul_draws_without_a_font_warning(caplog):
+    """The Hangul subset has one weight; a bold title must not make matplotlib log 'Failed to find
+    font weight bold' (it would land in a stored output)."""
+    import logging
+
+    import matplotlib.pyplot as plt
+
+    import helpers  # noqa: F401  (registers the font)
+
+    with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+        fig, ax = plt.subplots()
+        ax.set_title("굵은 제목 bold", fontweight="bold")
+        fig.canvas.draw()
+        plt.close(fig)
+    assert not [r for r in caplog.records if "weight" in r.getMessage()], caplog.text
