@@ -6,7 +6,10 @@ the next, and over a few hundred to a few thousand steps such differences grow u
 hold different models (different held-out accuracies, a different step at which a probe passes
 95 %). In float64 the differences start near 1e-16 and grow by a similar factor, so they stay far
 below float32's resolution: the weights, stored in float32, come out the same on any CPU to
-within a few units in their last place. The same holds for the random initial weights, which
+within a few units in their last place, as long as the training is not chaotic. The toy
+reverser's and the induction decoders' are not (their ``--check`` passes under other CPU
+kernels); the tiny VLA's is: there a difference of 1e-16 grows to different weights within a few
+hundred steps (``scripts/train_tiny_vla.py`` measures it). The same holds for the random initial weights, which
 PyTorch draws with CPU-specific float32 arithmetic: drawn in float64, they round to the same float32
 numbers everywhere. ``scripts/train_*.py --check`` measures it.
 
