@@ -257,10 +257,9 @@ def ablate_heads(model: TinyDecoder, heads: list[tuple[int, int]]) -> TinyDecode
 
 def _head_columns(model: TinyDecoder, layer: int, head: int) -> slice:
     """The d_k features of ``head`` in layer ``layer``: its rows of W_Q, W_K, W_V, its columns of W_O."""
-    config = model.config
-    if not (0 <= layer < config.num_layers and 0 <= head < config.num_heads):
-        raise ValueError(tr(f"no head ({layer}, {head}) in a model of {config.num_layers} layers × {config.num_heads} heads"))
-    d_k = config.d_model // config.num_heads
+    if not (0 <= layer < model.config.num_layers and 0 <= head < model.config.num_heads):
+        raise ValueError(tr(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads"))
+    d_k = model.config.d_model // model.config.num_heads
     return slice(head * d_k, (head + 1) * d_k)
 
 
