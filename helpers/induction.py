@@ -45,7 +45,7 @@ from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm, merge_heads, split_heads
 from .masks import causal_mask
 from .scale import KVCache
-from .training import float64_training, one_thread
+from .training import float64_by_default, float64_training, one_thread
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 WEIGHTS = {2: "induction_2layer.safetensors", 1: "induction_1layer.safetensors"}
@@ -88,7 +88,7 @@ def repeated_sequence(period: int, seed: int, config: InductionConfig = Inductio
 def make_batch(batch_size: int, generator: torch.Generator, config: InductionConfig = InductionConfig()):
     """(x, periods): x (B, n) token ids, each row a random block of P letters repeated; periods (B,)."""
     periods = torch.randint(config.min_period, config.max_period + 1, (batch_size,), generator=generator)
-    blocks = torch.rand(batch_size, config.vocab_size, generator=generator).argsort(dim=-1)  # a permutation per row
+    blocks = torch.rand(batch_size, config.vocab_size, generator=generator).argsort(dim=-1, stable=True)  # a permutation per row
     positions = torch.arange(config.n)[None, :] % periods[:, None]  # (B, n): which block letter
     return blocks.gather(1, positions), periods
 
@@ -187,9 +187,15 @@ def cached_attention(attn, x: torch.Tensor, cache: KVCache) -> torch.Tensor:
 
 
 def build_model(config: InductionConfig = InductionConfig()) -> TinyDecoder:
-    """A freshly initialised model: the same numbers every time for the same init_seed."""
+    """A freshly initialised model: the same numbers on any CPU for the same init_seed.
+
+    The random initial weights are drawn in float64 and rounded to float32
+    (:func:`helpers.training.float64_by_default` says why).
+    """
     torch.manual_seed(config.init_seed)
-    return TinyDecoder(config).eval()
+    with float64_by_default():
+        model = TinyDecoder(config)
+    return model.float().eval()
 
 
 # --- what the heads do --------------------------------------------------------------

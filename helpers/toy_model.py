@@ -29,7 +29,7 @@ from .data import DATA_DIR
 from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm
 from .masks import padding_mask
-from .training import float64_training, one_thread
+from .training import float64_by_default, float64_training, one_thread
 
 PAD = 0
 LETTERS = "ABCDEFGHIJ"
@@ -123,9 +123,15 @@ class ToyReverser(nn.Module):
 
 
 def build_model(config: ToyConfig = ToyConfig()) -> ToyReverser:
-    """A freshly initialised model: the same numbers every time for the same init_seed."""
+    """A freshly initialised model: the same numbers on any CPU for the same init_seed.
+
+    The random initial weights are drawn in float64 and rounded to float32
+    (:func:`helpers.training.float64_by_default` says why).
+    """
     torch.manual_seed(config.init_seed)
-    return ToyReverser(config)
+    with float64_by_default():
+        model = ToyReverser(config)
+    return model.float()
 
 
 def token_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:

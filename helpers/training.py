@@ -6,17 +6,21 @@ the next, and over a few hundred to a few thousand steps such differences grow u
 hold different models (different held-out accuracies, a different step at which a probe passes
 95 %). In float64 the differences start near 1e-16 and grow by a similar factor, so they stay far
 below float32's resolution: the weights, stored in float32, come out the same on any CPU to
-within a few units in their last place. ``scripts/train_*.py --check`` measures it.
+within a few units in their last place. The same holds for the random initial weights, which
+PyTorch draws with CPU-specific float32 arithmetic: drawn in float64, they round to the same float32
+numbers everywhere. ``scripts/train_*.py --check`` measures it.
 
+- :func:`float64_by_default`: build a model inside it to draw its initial weights in float64.
 - :func:`float64_training`: a model trains in float64 inside the ``with`` and is float32 after.
 - :func:`one_thread`: PyTorch on one thread inside the ``with``.
 - :func:`largest_difference`, :func:`within`: how far a fresh run is from the committed one.
-- :func:`top1_margins`, :func:`near_ties`: how far each argmax is from flipping.
+- :func:`top1_margins`, :func:`margin_to_change`: how far an argmax, or an accuracy printed from
+  many, is from flipping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -31,6 +35,23 @@ def float64_training(model: nn.Module) -> Iterator[nn.Module]:
         yield model
     finally:
         model.float()
+
+
+@contextmanager
+def float64_by_default() -> Iterator[None]:
+    """Inside the ``with`` new floating-point tensors are float64: build a model there to draw its initial weights in float64.
+
+    PyTorch draws float32 random numbers with CPU-specific arithmetic (a fused multiply-add in
+    ``uniform_``, a vectorised log and cos in ``normal_``): on a CPU without AVX2 the same seed gives
+    initial weights up to 1e-6 apart. Drawn in float64 they are at most 1e-16 apart, and round to
+    the same float32 numbers.
+    """
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(dtype)
 
 
 @contextmanager
@@ -69,17 +90,30 @@ def top1_margins(logits: torch.Tensor) -> torch.Tensor:
     return top2[..., 0] - top2[..., 1]
 
 
-def near_ties(logits: torch.Tensor, targets: torch.Tensor | None = None, relative: float = 1e-3) -> torch.Tensor:
-    """(..., classes) -> (...) bool: the argmax predictions another CPU could conceivably flip.
+def margin_to_change(logits: torch.Tensor, targets: torch.Tensor, printed: Callable[[float], str]) -> float:
+    """How close a printed accuracy is to changing, as a top-1 margin relative to the largest |logit|.
 
-    A prediction is a near-tie when its top-1 margin is at most ``relative`` × the largest |logit|
-    (float32 rounding moves a logit by about 1e-7 of that, so 1e-3 leaves a factor 10⁴). With
-    ``targets`` (...), only near-ties whose right answer is first or second count: a flip between
-    two wrong answers cannot change an accuracy.
+    logits (S, T, classes), targets (S, T): sample s counts as right when all its T argmax
+    predictions are right (T = 1 for a token accuracy, 3 for a VLA action). Only a flip of a
+    prediction whose right answer is first or second can change the count. Flip samples in
+    the order of their smallest such margin, each in the direction that moves the count most
+    (right -> wrong for a lower bound, wrong -> right for an upper one), until
+    ``printed(accuracy)`` changes: returns that sample's margin divided by the largest |logit|
+    (inf when no flip can change what is printed). Float32 rounding on another CPU moves a logit
+    by about 1e-7 to 1e-5 of the largest one, so the printed value is safe where this is far above.
     """
-    if targets is not None and targets.shape != logits.shape[:-1]:
-        raise ValueError(f"targets must have shape {tuple(logits.shape[:-1])} for logits {tuple(logits.shape)}, got {tuple(targets.shape)}")
-    near = top1_margins(logits) <= relative * logits.abs().max()
-    if targets is None:
-        return near
-    return near & (logits.topk(2, dim=-1).indices == targets[..., None]).any(dim=-1)
+    if logits.ndim != 3 or targets.shape != logits.shape[:2]:
+        raise ValueError(f"logits must be (S, T, classes) and targets (S, T), got {tuple(logits.shape)} and {tuple(targets.shape)}")
+    right = (logits.argmax(-1) == targets).all(-1)  # (S,)
+    decisive = (logits.topk(2, dim=-1).indices == targets[..., None]).any(-1)  # (S, T)
+    margins = torch.where(decisive, top1_margins(logits), torch.inf).amin(-1) / logits.abs().max()  # (S,)
+    order = margins.argsort()
+    order = order[margins[order].isfinite()]
+    count, n = int(right.sum()), len(right)
+    lowest = count - right[order].cumsum(0)  # counts after the k + 1 closest samples flipped down ...
+    highest = count + (~right[order]).cumsum(0)  # ... or up
+    shown = printed(count / n)
+    for k, (low, high) in enumerate(zip(lowest.tolist(), highest.tolist(), strict=True)):
+        if printed(low / n) != shown or printed(high / n) != shown:
+            return margins[order[k]].item()
+    return float("inf")

@@ -153,15 +153,15 @@ def test_shipped_last_layer_heads_are_anti_diagonal():
         assert min(mirror_weight(weights[-1, h], len(word)) for h in range(2)) > 0.7
 
 
-def test_ablating_layer_0_attention_drops_held_out_accuracy_to_about_39_percent(one_thread):
-    """Notebook 10, section 8: layer 0's diffuse-looking heads are needed (100% -> ~39%)."""
+def test_ablating_layer_0_attention_drops_held_out_accuracy_to_about_43_percent(one_thread):
+    """Notebook 10, section 8: layer 0's diffuse-looking heads are needed (100% -> ~43%)."""
     model = load_model()
     x, y = held_out_set()
     with ablate_attention(model, 0):
         ablated = token_accuracy(model, x, y)
         model(x[:4])
         assert model.blocks[0].attn_weights is not None  # weights still computed, output dropped
-    assert 0.36 < ablated < 0.42
+    assert 0.40 < ablated < 0.46
     assert token_accuracy(model, x, y) == 1.0  # the hook is gone after the with block
     with pytest.raises(ValueError, match="layer"), ablate_attention(model, 2):
         pass
@@ -176,7 +176,8 @@ def test_shipped_one_layer_model_is_far_from_solving_the_task_in_200_steps(one_t
     with torch.no_grad():
         right = (model(x).argmax(-1) == y)[:, 0]
     assert right.float().mean() == 1.0  # output 0 copies the last real letter: the mask alone finds it
-    assert float(load_metadata(path)["held_out_accuracy_2000_steps"]) > 0.9
+    meta = load_metadata(path)  # exercise 10.6: ten times the steps do much better
+    assert float(meta["held_out_accuracy_2000_steps"]) > float(meta["held_out_accuracy"]) + 0.15
 
 
 def test_toy_reverser_is_an_nn_module():
