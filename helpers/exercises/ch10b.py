@@ -7,6 +7,7 @@ import torch
 
 from helpers.checks import exercise, number
 
+LOSS_TOLERANCE = 6e-3  # 10b.3, relative: a value rounded to three significant figures is at most 5e-3 off
 SAMPLING_TOLERANCE = 0.03  # 10b.4: an estimate from 2000 samples (2 s.e. under 0.02) lands this close
 
 
@@ -80,28 +81,34 @@ def _composition(answer):
     return math.isclose(value, want, abs_tol=1e-3)
 
 
-def _period_17_accuracy(first: int) -> float:
+def _period_17_loss(first: int) -> float:
+    """Mean cross-entropy (nats) of the predictions at positions first..30 of the 50 P = 17 sequences."""
     from helpers.induction import repeated_sequence
 
     model = _shipped()
     ids = torch.stack([repeated_sequence(17, seed, model.config) for seed in range(50)])
     with torch.no_grad():
-        predicted = model(ids).argmax(dim=-1)[:, :-1]
-    return (predicted == ids[:, 1:])[:, first:].float().mean().item()
+        logits = model(ids)[:, first:-1].double()  # the rows that predict ids[:, first + 1:]
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, first + 1 :].reshape(-1)).item()
 
 
 @exercise(
     "10b.3",
-    hint="compare the prediction at each repeat position i = 17..30 with the letter at i + 1, over all 50 sequences.",
-    code_hint="ids = torch.stack([repeated_sequence(17, s) for s in range(50)]); compare shipped(ids).argmax(-1)[:, 17:31] with ids[:, 18:].",
+    hint="score the predictions at the repeat positions i = 17..30 against the letter at i + 1, over all 50 sequences, with the cross-entropy of notebook 10.",
+    code_hint="ids = torch.stack([repeated_sequence(17, s) for s in range(50)]); F.cross_entropy(shipped(ids)[:, 17:31].reshape(-1, 26), ids[:, 18:].reshape(-1)).",
 )
 def _long_period(answer):
     value = number(answer)
-    if value > 1:
-        return "give the accuracy as a fraction between 0 and 1."
-    if math.isclose(value, _period_17_accuracy(0), abs_tol=6e-4):
+    want = _period_17_loss(17)
+    if math.isclose(value, want, rel_tol=LOSS_TOLERANCE):
+        return True
+    if math.isclose(value, _period_17_loss(0), rel_tol=LOSS_TOLERANCE):
         return "that counts every position; only the repeats (i = 17..30) can be predicted from the context."
-    return math.isclose(value, _period_17_accuracy(17), abs_tol=6e-4)  # 700 predictions: neighbours are 1/700 apart
+    if math.isclose(value, want / math.log(2), rel_tol=LOSS_TOLERANCE):
+        return "that is in bits; the cross-entropy here uses the natural logarithm, as F.cross_entropy does."
+    if value > 0.5:
+        return "the question asks for the loss (a cross-entropy, small when the model is sure and right), not an accuracy."
+    return False
 
 
 def _prompt_and_repeat() -> tuple[torch.Tensor, torch.Tensor]:
