@@ -41,6 +41,7 @@ from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm, merge_heads, split_heads
 from .masks import causal_mask
 from .scale import KVCache
+from .training import float64_by_default, float64_training, one_thread
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 WEIGHTS = {2: "induction_2layer.safetensors", 1: "induction_1layer.safetensors"}
@@ -83,7 +84,7 @@ def repeated_sequence(period: int, seed: int, config: InductionConfig = Inductio
 def make_batch(batch_size: int, generator: torch.Generator, config: InductionConfig = InductionConfig()):
     """(x, periods): x (B, n) token ids, each row a random block of P letters repeated; periods (B,)."""
     periods = torch.randint(config.min_period, config.max_period + 1, (batch_size,), generator=generator)
-    blocks = torch.rand(batch_size, config.vocab_size, generator=generator).argsort(dim=-1)  # a permutation per row
+    blocks = torch.rand(batch_size, config.vocab_size, generator=generator).argsort(dim=-1, stable=True)  # a permutation per row
     positions = torch.arange(config.n)[None, :] % periods[:, None]  # (B, n): which block letter
     return blocks.gather(1, positions), periods
 
@@ -182,9 +183,15 @@ def cached_attention(attn, x: torch.Tensor, cache: KVCache) -> torch.Tensor:
 
 
 def build_model(config: InductionConfig = InductionConfig()) -> TinyDecoder:
-    """A freshly initialised model: the same numbers every time for the same init_seed."""
+    """A freshly initialised model: the same numbers on any CPU for the same init_seed.
+
+    The random initial weights are drawn in float64 and rounded to float32
+    (:func:`helpers.training.float64_by_default` says why).
+    """
     torch.manual_seed(config.init_seed)
-    return TinyDecoder(config).eval()
+    with float64_by_default():
+        model = TinyDecoder(config)
+    return model.float().eval()
 
 
 # --- what the heads do --------------------------------------------------------------
@@ -324,52 +331,50 @@ def train(model: TinyDecoder, progress: bool = True) -> dict[str, torch.Tensor]:
     """AdamW with warm-up and cosine decay, next-token cross-entropy on every position.
 
     Returns the training curve: per step the loss on the first pass and on the repeats;
-    every ``eval_every`` steps each head's scores on a held-out batch. Deterministic for a
-    given config on one thread.
+    every ``eval_every`` steps each head's scores on a held-out batch. Trains in float64 and
+    leaves the model in float32 (:func:`helpers.training.float64_training`), so the weights and
+    the curve come out the same on any CPU to within a few float32 ulps.
     """
     config = model.config
     generator = torch.Generator().manual_seed(config.data_seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     warmup = max(1, config.steps // 20)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / config.steps))
-    )
     probe, _ = held_out_set(config, size=64, seed=99)
     first, repeats, evals = [], [], []
-    for step in tqdm(range(config.steps), desc="training", disable=not progress, mininterval=0.5):
-        if step % config.eval_every == 0:
-            model.eval()
-            evals.append(torch.stack(list(head_scores(model, probe).values())))
-        model.train()
-        x, periods = make_batch(config.batch_size, generator, config)
-        loss = F.cross_entropy(model(x)[:, :-1].transpose(1, 2), x[:, 1:], reduction="none")  # (B, n - 1)
-        repeat = repeat_mask(periods, config.n)[:, :-1]
-        optimizer.zero_grad()
-        loss.mean().backward()
-        optimizer.step()
-        schedule.step()
-        first.append(loss[~repeat].mean().item())
-        repeats.append(loss[repeat].mean().item())
+    with float64_training(model):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / config.steps))
+        )
+        for step in tqdm(range(config.steps), desc="training", disable=not progress, mininterval=0.5):
+            if step % config.eval_every == 0:
+                model.eval()
+                evals.append(torch.stack(list(head_scores(model, probe).values())))
+            model.train()
+            x, periods = make_batch(config.batch_size, generator, config)
+            loss = F.cross_entropy(model(x)[:, :-1].transpose(1, 2), x[:, 1:], reduction="none")  # (B, n - 1)
+            repeat = repeat_mask(periods, config.n)[:, :-1]
+            optimizer.zero_grad()
+            loss.mean().backward()
+            optimizer.step()
+            schedule.step()
+            first.append(loss[~repeat].mean().item())
+            repeats.append(loss[repeat].mean().item())
     model.eval()
     return {
         "loss_first_pass": torch.tensor(first),
         "loss_repeats": torch.tensor(repeats),
         "eval_steps": torch.arange(0, config.steps, config.eval_every),
-        "head_scores": torch.stack(evals),  # (evals, 2 scores, L, h)
+        "head_scores": torch.stack(evals).float(),  # (evals, 2 scores, L, h)
     }
 
 
 def train_and_time(config: InductionConfig, progress: bool = True):
     """Build and train on one thread: (model, curve, wall seconds, CPU seconds)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         model = build_model(config)
         wall, cpu = time.perf_counter(), time.process_time()
         curve = train(model, progress=progress)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    finally:
-        torch.set_num_threads(threads)
     return model, curve, wall, cpu
 
 

@@ -29,6 +29,7 @@ from .data import DATA_DIR
 from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm
 from .masks import padding_mask
+from .training import float64_by_default, float64_training, one_thread
 
 PAD = 0
 LETTERS = "ABCDEFGHIJ"
@@ -122,9 +123,15 @@ class ToyReverser(nn.Module):
 
 
 def build_model(config: ToyConfig = ToyConfig()) -> ToyReverser:
-    """A freshly initialised model: the same numbers every time for the same init_seed."""
+    """A freshly initialised model: the same numbers on any CPU for the same init_seed.
+
+    The random initial weights are drawn in float64 and rounded to float32
+    (:func:`helpers.training.float64_by_default` says why).
+    """
     torch.manual_seed(config.init_seed)
-    return ToyReverser(config)
+    with float64_by_default():
+        model = ToyReverser(config)
+    return model.float()
 
 
 def token_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -138,25 +145,27 @@ def token_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
 def train(model: ToyReverser, config: ToyConfig | None = None, progress: bool = True) -> list[float]:
     """AdamW with a one-cycle schedule, cross-entropy on real tokens; returns the losses.
 
-    Deterministic for a given config (seeded data; run it on one thread for bit-identical
-    weights across runs). The progress bar goes to stderr.
+    Trains in float64 and leaves the model in float32 (:func:`helpers.training.float64_training`),
+    so the weights come out the same on any CPU to within a few float32 ulps. Seeded data.
+    The progress bar goes to stderr.
     """
     config = config or model.config
     generator = torch.Generator().manual_seed(config.data_seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.lr, total_steps=config.steps)
     losses = []
-    model.train()
-    for _ in tqdm(range(config.steps), desc="training", disable=not progress, mininterval=0.5):
-        x, y = make_batch(config.batch_size, generator, config)
-        logits = model(x)
-        real = x != PAD
-        loss = F.cross_entropy(logits[real], y[real])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        losses.append(loss.item())
+    with float64_training(model):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+        schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.lr, total_steps=config.steps)
+        model.train()
+        for _ in tqdm(range(config.steps), desc="training", disable=not progress, mininterval=0.5):
+            x, y = make_batch(config.batch_size, generator, config)
+            logits = model(x)
+            real = x != PAD
+            loss = F.cross_entropy(logits[real], y[real])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
     model.eval()
     return losses
 
@@ -210,13 +219,9 @@ def load_metadata(path: str | Path | None = None) -> dict[str, str]:
 
 def train_and_time(config: ToyConfig = ToyConfig(), progress: bool = True) -> tuple[ToyReverser, list[float], float]:
     """Build, train on one thread, and return (model, losses, seconds)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         model = build_model(config)
         start = time.perf_counter()
         losses = train(model, config, progress=progress)
         seconds = time.perf_counter() - start
-    finally:
-        torch.set_num_threads(threads)
     return model, losses, seconds

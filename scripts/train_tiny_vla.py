@@ -3,15 +3,36 @@
     .venv/bin/python scripts/train_tiny_vla.py            # train both, report, save (and the log)
     .venv/bin/python scripts/train_tiny_vla.py --check    # train both, report, compare with the saved file
 
-Same code and seeds as the notebook (helpers.vla). Each mask trains in its own process on
-one CPU thread (the two run side by side on a 2-core machine), so the weights are
-bit-identical from run to run on the same machine and PyTorch. The causal mask gets more
-steps than the prefix-LM mask, which needs fewer (STEPS). Prints the wall-clock and
-CPU time of each training loop (on a shared machine the CPU time is the better estimate of
-what a quiet machine would take), the held-out success (all three action tokens right) on
-1000 scenes never drawn in training and on 1000 scenes whose target is a colour/shape
+Same code as the notebook (helpers.vla). Each mask trains in its own process on one CPU
+thread (the two run side by side on a 2-core machine), on the schedule and from the seed that
+scripts/compare_vla_masks.py also uses (helpers.vla.VLAConfig's defaults: 1500 steps, seed 6):
+the shipped models are that comparison's seed-6 rows. Seed s draws the initial weights (init_seed = s) and the training scenes
+(data_seed = s + 1). Why seed 6: on this schedule a run often stalls (the comparison's log
+counts how often and its docstring says why); seed 6 is the first seed from which both masks
+pass 95 % on the probe, so notebook 11 can look inside two working models. Prints the
+wall-clock and CPU time of each training loop (on a shared machine the CPU time is the better
+estimate of what a quiet machine would take), the held-out success (all three action tokens
+right) on 1000 scenes never drawn in training and on 1000 scenes whose target is a colour/shape
 combination that never appears in training, and the first step at which the success on a
 probe of 256 unseen scenes reached 95 %. The report also goes to data/tiny_vla_training_log.txt.
+
+Training runs in float64 and stores float32 weights (helpers.training). On a CPU whose kernels
+are ours, ``--check`` reproduces the committed file: it compares a fresh run's weights and loss
+curve within the tolerances below (it prints them), and the probe's success at every evaluated
+step, the steps at which it first reached 50, 80, 90 and 95 %, and the success on unseen scenes
+and held-out combinations (as notebook 11 prints them) exactly; it exits with an error if
+anything differs. About 1.5 minutes of CPU per mask; the two run side by side on 2 cores.
+
+On another CPU it does not, and cannot: this training is chaotic. Scale the initial weights by
+1 + 1e-7 and the prefix-LM run's loss differs by 1e-3 by step 195 and the final weights by 0.86;
+float64's 1e-16 differences between CPUs grow the same way, only a few hundred steps later.
+Measured here with PyTorch's scalar kernels
+(``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2``):
+the causal model ends at 82.8 % on unseen scenes instead of 95.0 %, and the prefix-LM model
+passes 95 % on the probe at step 500 instead of 700 (100.0 % on both test sets either way).
+Retraining on another CPU is like drawing another seed (scripts/compare_vla_masks.py shows the
+spread). Nothing in notebook 11 retrains: it loads the committed weights, so its outputs do not
+depend on this.
 """
 
 import argparse
@@ -24,11 +45,13 @@ from dataclasses import replace
 import torch
 
 from helpers.data import DATA_DIR
+from helpers.training import largest_difference, within
 from helpers.vla import (
     WEIGHTS_FILE,
     TinyVLA,
     VLAConfig,
     held_out_scenes,
+    load_metadata,
     load_models,
     save_models,
     success_rate,
@@ -36,7 +59,10 @@ from helpers.vla import (
 )
 
 LOG_FILE = "tiny_vla_training_log.txt"
-STEPS = {"causal": 4500, "prefix": 1500}  # same total CPU as 3000 + 3000; the prefix-LM mask is done by ~700
+MASKS = ("causal", "prefix")
+LEVELS = (0.5, 0.8, 0.9, 0.95)  # the probe milestones notebook 11 prints
+WEIGHT_TOLERANCE = 1e-5  # largest |Δ| of a weight (they are of order 0.01 to 3); measured: under 1e-6
+CURVE_TOLERANCE = 1e-5  # largest |Δ| of a stored loss (stored to 6 decimals); measured: under 1e-6
 
 
 def steps_to(curve: list[tuple[int, float]], level: float = 0.95) -> int | None:
@@ -44,12 +70,40 @@ def steps_to(curve: list[tuple[int, float]], level: float = 0.95) -> int | None:
     return next((step for step, success in curve if success >= level), None)
 
 
+def printed_metrics(model: TinyVLA, curve: list[tuple[int, float]], tests: dict[str, list]) -> dict[str, str]:
+    """Success on each test set and the probe's milestones, as notebook 11 prints them, and the whole probe curve."""
+    metrics = {f"success on {name}": f"{success_rate(model, scenes):.1%}" for name, scenes in tests.items()}
+    metrics |= {f"probe first at or above {level:.0%} at step": str(steps_to(curve, level)) for level in LEVELS}
+    return metrics | {"probe success by step": ", ".join(f"{s}: {p:.4f}" for s, p in curve)}
+
+
+def check(models: dict[str, TinyVLA], metadata: dict[str, str], tests: dict[str, list]) -> bool:
+    """Compare fresh runs with the committed file; print each comparison; True if all agree."""
+    path = DATA_DIR / WEIGHTS_FILE
+    saved, stored = load_models(path), load_metadata(path)
+    ok = True
+    for mask, model in models.items():
+        print(f"{mask} compared with {path.name}:")
+        ok &= within("weights", largest_difference(model.state_dict(), saved[mask].state_dict()), WEIGHT_TOLERANCE)
+        losses = {mask: torch.tensor(json.loads(metadata[f"{mask}.losses"]), dtype=torch.float64)}
+        ok &= within("loss curve", largest_difference(losses, {mask: torch.tensor(json.loads(stored[f"{mask}.losses"]))}),
+                     CURVE_TOLERANCE)
+        fresh = printed_metrics(model, json.loads(metadata[f"{mask}.curve"]), tests)
+        committed = printed_metrics(saved[mask], json.loads(stored[f"{mask}.curve"]), tests)
+        for name, value in fresh.items():
+            same = value == committed[name]
+            print(f"  {name}: {value}" + ("" if same else f"  DIFFERENT (committed: {committed[name]})"))
+            ok &= same
+    return ok
+
+
 def train_one(mask: str, bar_position: int, progress: bool) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float, float]:
     """One mask's training in this process, on one thread: (model, losses, curve, wall s, CPU s)."""
     torch.set_num_threads(1)
     cpu_start = time.process_time()
     model, losses, curve, seconds = train_and_time(
-        replace(VLAConfig(), mask=mask, steps=STEPS[mask]), progress=progress, bar_position=bar_position
+        replace(VLAConfig(), mask=mask),
+        progress=progress, bar_position=bar_position,
     )
     return model, losses, curve, seconds, time.process_time() - cpu_start
 
@@ -65,7 +119,7 @@ def main() -> None:
     models, metadata, lines = {}, {"torch": torch.__version__}, []
     wall_start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(STEPS)}
+        runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(MASKS)}
         results = {mask: run.result() for mask, run in runs.items()}
     lines.append(f"both masks trained side by side in {time.perf_counter() - wall_start:.1f} s wall")
     print(lines[-1], flush=True)
@@ -80,15 +134,14 @@ def main() -> None:
         print(*lines[-2:], sep="\n", flush=True)
         models[mask] = model
         metadata |= {f"{mask}.train_seconds": f"{seconds:.1f}", f"{mask}.cpu_seconds": f"{cpu_seconds:.1f}",
-                     f"{mask}.curve": json.dumps(curve), f"{mask}.losses": json.dumps([round(x, 4) for x in losses])}
-    path = DATA_DIR / WEIGHTS_FILE
+                     f"{mask}.curve": json.dumps(curve), f"{mask}.losses": json.dumps([round(x, 6) for x in losses])}
     if args.check:
-        saved = load_models(path)
-        for mask, model in models.items():
-            same = all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), saved[mask].state_dict().values(), strict=True))
-            print(f"{mask}: bit-identical to {path.name}: {same}; saved model's success on unseen scenes "
-                  f"{success_rate(saved[mask], tests['unseen scenes']):.1%}")
+        if not check(models, metadata, tests):
+            raise SystemExit("the fresh runs differ from the committed file beyond the tolerances (on a CPU whose "
+                             "kernels differ from ours that is expected: this training is chaotic, see the docstring)")
+        print("both masks agree with the committed file within the tolerances")
         return
+    path = DATA_DIR / WEIGHTS_FILE
     save_models(models, path, **metadata)
     lines.append(f"saved {path.name} ({path.stat().st_size:,} bytes) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     (DATA_DIR / LOG_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -65,8 +65,10 @@ def test_common_mistakes_get_a_specific_hint(exercise_id, wrong):
     assert HINTS[exercise_id, wrong] in evaluate(exercise_id, wrong)[1]
 
 
-def test_one_layer_answer_allows_another_cpus_rounding():
-    assert evaluate("10.5", ONE_LAYER + 0.02)[0] and not evaluate("10.5", ONE_LAYER + 0.05)[0]
+def test_one_layer_answer_accepts_the_tolerance_the_exercise_states():
+    """Exercise 10.5 says ±0.005; train() runs in float64, so every CPU lands far inside it (test_toy_model.py)."""
+    assert evaluate("10.5", ONE_LAYER + 0.004)[0] and evaluate("10.5", ONE_LAYER - 0.004)[0]
+    assert not evaluate("10.5", ONE_LAYER + 0.006)[0] and not evaluate("10.5", ONE_LAYER - 0.006)[0]
 
 
 def test_exercise_10_4_asks_about_a_word_the_explorer_does_not_offer():

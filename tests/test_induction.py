@@ -157,6 +157,17 @@ def test_training_is_deterministic():
     assert runs[0][1]["head_scores"].shape == (2, 2, 2, 2)  # evals, scores, layers, heads
 
 
+def test_training_runs_in_float64_and_leaves_float32_weights_and_curve():
+    config = replace(InductionConfig(), n=8, min_period=2, max_period=4, d_model=16, d_ff=16, steps=2, eval_every=1)
+    model = build_model(config)
+    seen = []
+    model.readout.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    curve = train(model, progress=False)
+    assert set(seen) == {torch.float64}
+    assert {p.dtype for p in model.state_dict().values()} == {torch.float32}
+    assert {v.dtype for k, v in curve.items() if k != "eval_steps"} == {torch.float32}
+
+
 def test_shipped_models_learn_induction_and_the_control_does_not():
     two, one = load_model(2), load_model(1)
     x, periods = held_out_set(two.config)

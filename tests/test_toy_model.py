@@ -1,6 +1,7 @@
 """helpers.toy_model: the task, the model built from helpers' layers, training, safe save/load."""
 
 import dataclasses
+import json
 
 import pytest
 import torch
@@ -97,6 +98,30 @@ def test_a_few_training_steps_lower_the_loss_deterministically(one_thread):
     assert losses_a == losses_b and losses_a[-1] < losses_a[0]
 
 
+def test_training_runs_in_float64_and_leaves_float32_weights(one_thread):
+    config = dataclasses.replace(ToyConfig(), steps=3)
+    model = build_model(config)
+    seen = []
+    model.readout.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    train(model, config, progress=False)
+    assert seen == [torch.float64] * 3
+    assert {p.dtype for p in model.state_dict().values()} == {torch.float32} and not model.training
+
+
+def test_training_reproduces_the_shipped_one_layer_model(one_thread):
+    """What exercise 10.5 asks a learner to do, on whatever CPU runs this test (a few seconds)."""
+    from helpers.training import largest_difference
+
+    path = DATA_DIR / ONE_LAYER_FILE
+    shipped = load_model(path)
+    model = build_model(shipped.config)
+    losses = train(model, progress=False)
+    assert largest_difference(model.state_dict(), shipped.state_dict()) < 1e-5
+    assert max(abs(a - b) for a, b in zip(losses, json.loads(load_metadata(path)["losses"]), strict=True)) < 1e-6
+    x, y = held_out_set()
+    assert token_accuracy(model, x, y) == token_accuracy(shipped, x, y)
+
+
 def test_save_and_load_round_trip_without_pickle(tmp_path):
     model = build_model().eval()
     path = tmp_path / "m.safetensors"
@@ -115,7 +140,7 @@ def test_shipped_weights_load_and_solve_the_task(one_thread):
     x, y = held_out_set()
     assert token_accuracy(model, x, y) >= 0.99
     meta = load_metadata()
-    assert float(meta["held_out_accuracy"]) >= 0.95 and float(meta["train_seconds"]) < 30
+    assert float(meta["held_out_accuracy"]) >= 0.95 and float(meta["cpu_seconds"]) < 30  # CPU time: wall time on a shared machine says little
 
 
 def test_shipped_last_layer_heads_are_anti_diagonal():
@@ -128,15 +153,15 @@ def test_shipped_last_layer_heads_are_anti_diagonal():
         assert min(mirror_weight(weights[-1, h], len(word)) for h in range(2)) > 0.7
 
 
-def test_ablating_layer_0_attention_drops_held_out_accuracy_to_about_39_percent(one_thread):
-    """Notebook 10, section 8: layer 0's diffuse-looking heads are needed (100% -> ~39%)."""
+def test_ablating_layer_0_attention_drops_held_out_accuracy_to_about_43_percent(one_thread):
+    """Notebook 10, section 8: layer 0's diffuse-looking heads are needed (100% -> ~43%)."""
     model = load_model()
     x, y = held_out_set()
     with ablate_attention(model, 0):
         ablated = token_accuracy(model, x, y)
         model(x[:4])
         assert model.blocks[0].attn_weights is not None  # weights still computed, output dropped
-    assert 0.36 < ablated < 0.42
+    assert 0.40 < ablated < 0.46
     assert token_accuracy(model, x, y) == 1.0  # the hook is gone after the with block
     with pytest.raises(ValueError, match="layer"), ablate_attention(model, 2):
         pass
@@ -151,7 +176,8 @@ def test_shipped_one_layer_model_is_far_from_solving_the_task_in_200_steps(one_t
     with torch.no_grad():
         right = (model(x).argmax(-1) == y)[:, 0]
     assert right.float().mean() == 1.0  # output 0 copies the last real letter: the mask alone finds it
-    assert float(load_metadata(path)["held_out_accuracy_2000_steps"]) > 0.9
+    meta = load_metadata(path)  # exercise 10.6: ten times the steps do much better
+    assert float(meta["held_out_accuracy_2000_steps"]) > float(meta["held_out_accuracy"]) + 0.15
 
 
 def test_toy_reverser_is_an_nn_module():

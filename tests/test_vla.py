@@ -28,6 +28,7 @@ from helpers.vla import (
     encode_batch,
     held_out_scenes,
     image_attention,
+    load_mask_comparison,
     load_metadata,
     load_models,
     mass_shares,
@@ -37,6 +38,7 @@ from helpers.vla import (
     scene_actions,
     success_rate,
     swap_colour,
+    train,
     vla_mask,
 )
 
@@ -146,6 +148,26 @@ def test_kv_cache_decoding_equals_full_recompute(mask, shipped):
         assert torch.equal(untrained.act(images, instructions), untrained.act_without_cache(images, instructions))
 
 
+def test_decoding_returns_the_logits_each_action_token_was_chosen_from(shipped):
+    images, instructions, _ = encode_batch(held_out_scenes(16))
+    with torch.no_grad():
+        ids, logits = shipped["prefix"].act_with_logits(images, instructions)
+        assert torch.equal(ids, shipped["prefix"].act(images, instructions))
+        assert logits.shape == (16, 3, N_BINS) and torch.equal(logits.argmax(-1) + len(WORDS), ids)
+        first = shipped["prefix"](images, instructions)[:, -1, len(WORDS) :]  # the x token, from the full forward
+    assert_close(logits[:, 0], first, atol=1e-5, rtol=1e-5)
+
+
+def test_training_runs_in_float64_and_leaves_float32_weights():
+    config = VLAConfig(steps=2, batch_size=4)
+    model = build_model(config)
+    seen = []
+    model.lm_head.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    losses, curve = train(model, progress=False, eval_every=2)
+    assert set(seen) == {torch.float64} and len(losses) == 2 and curve[0][0] == 2
+    assert {p.dtype for p in model.state_dict().values()} == {torch.float32}
+
+
 def test_fused_attention_with_is_causal_is_top_left_aligned():
     """Why the cache passes no mask: is_causal with n_q < n_k lets the last query see only key 0."""
     q, k = torch.randn(1, 1, 1, 4), torch.randn(1, 1, 5, 4)
@@ -184,3 +206,28 @@ def test_swap_colour_names_the_other_object_of_the_same_shape():
         assert swapped.instruction[2] == scene.instruction[2] and swapped.instruction[1] != scene.instruction[1]
         assert torch.equal(encode_batch([scene])[0], encode_batch([swapped])[0])  # the same image
     assert all(s[1] in SHAPES for s in scenes[0].objects)
+
+
+def test_mask_comparison_log_holds_both_masks_on_one_schedule():
+    runs = load_mask_comparison()
+    assert {r["steps"] for r in runs} == {runs[0]["steps"]}  # one schedule for both masks
+    for mask in ("causal", "prefix"):
+        seeds = [r["seed"] for r in runs if r["mask"] == mask]
+        assert len(set(seeds)) == len(seeds) >= 5
+    for run in runs:
+        steps = [s for s, _ in run["probe"]]
+        assert steps == list(range(steps[0], run["steps"] + 1, steps[0]))
+        assert run["steps to 95 %"] == next((s for s, p in run["probe"] if p >= 0.95), None)
+        assert (run["init_seed"], run["data_seed"]) == (run["seed"], run["seed"] + 1)
+        fractions = [p for _, p in run["probe"]] + [v for k, v in run.items() if k.startswith(("success", "accuracy", "points", "colour", "writes"))]
+        assert all(0 <= f <= 1 for f in fractions)
+        assert run["points at the target"] >= run["success on unseen scenes"]  # a success points at the target
+
+
+def test_mask_comparison_loader_names_what_is_wrong(tmp_path):
+    with pytest.raises(FileNotFoundError, match="compare_vla_masks"):
+        load_mask_comparison(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"runs": [{"mask": "causal", "seed": 0}]}', encoding="utf-8")
+    with pytest.raises(ValueError, match="expected"):
+        load_mask_comparison(bad)

@@ -1,0 +1,296 @@
+"""Every accuracy or success rate notebooks 10, 10b and 11 print from the shipped weights counts argmax
+predictions; it reads the same on any CPU only if no prediction it counts can flip there.
+
+Each case rebuilds one evaluation the notebooks (or their exercise checkers) print from, as a
+list of printed values: logits (samples, tokens, classes), the right answers (samples, tokens)
+and the format the notebook prints with; a sample is right when all its tokens are (one token
+per sample for an accuracy, the three action tokens for a VLA success).
+helpers.training.margin_to_change says how large a logit change, relative to the largest
+|logit|, would change what is printed; it must exceed RELATIVE, ten times what float32 rounding
+on another CPU moved these logits (MEASURED: the largest |Δ logit| / largest |logit| over these
+cases, native against ATEN_CPU_CAPABILITY=default and avx2 and the nudge emulator). Where nothing
+is counted against an answer (generated text, the words shown), every top-1 margin must exceed
+RELATIVE of the largest |logit|. A notebook that computes a printed value in float64 makes its
+case here float64 too (float64 rounding is 1e-16, so RELATIVE is then very safe).
+"""
+
+from collections.abc import Callable
+from functools import cache
+
+import pytest
+import torch
+
+from helpers.data import DATA_DIR
+from helpers.training import margin_to_change, top1_margins
+
+RELATIVE = 3.2e-4  # 10 times the largest logit change measured across CPUs (MEASURED)
+MEASURED = 3.2e-5  # largest |Δ logit| / largest |logit| over these cases, native vs default, avx2 and nudge 1, 2
+PERCENT, THREE_DECIMALS = "{:.1%}".format, "{:.3f}".format  # how notebooks 10 and 11, and 10b, print them
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --- notebook 10: the toy reverser ------------------------------------------------------------
+
+
+@cache
+def _reverser():
+    """The shipped model, the held-out set, and layer 0's attention output on it (notebook 10, section 8)."""
+    from helpers.toy_model import PAD, held_out_set, load_model
+
+    model = load_model()
+    x, y = held_out_set(model.config)
+    captured = []
+    handle = model.blocks[0].self_attn.register_forward_hook(lambda _m, _i, out: captured.append(out[0]))
+    with torch.no_grad():
+        model(x)
+    handle.remove()
+    return model, x, y, x != PAD, captured[0]
+
+
+def _tokens(net, replace_layer_0=None):
+    """Held-out logits of the real tokens, optionally with layer 0's attention output replaced."""
+    model, x, y, real, _ = _reverser()
+    hook = replace_layer_0 and model.blocks[0].self_attn.register_forward_hook(lambda _m, _i, out: (replace_layer_0(out[0]), out[1]))
+    try:
+        with torch.no_grad():
+            return net(x)[real][:, None], y[real][:, None], PERCENT
+    finally:
+        if hook:
+            hook.remove()
+
+
+def _layer_0_replacements() -> dict[str, Callable]:
+    model, x, _, real, out_0 = _reverser()
+    lengths = real.sum(dim=1)
+    ends = torch.zeros_like(real)
+    ends[:, 0] = ends[torch.arange(len(x)), lengths - 1] = True
+    same_length = torch.empty_like(lengths)
+    for n in lengths.unique():
+        group = (lengths == n).nonzero().squeeze(1)
+        same_length[group] = group.roll(1)
+    position_mean = torch.stack([out_0[real[:, i], i].mean(dim=0) for i in range(x.shape[1])])
+    return {
+        "mean output": lambda out: out_0[real].mean(dim=0).expand_as(out),
+        "mean output per position": lambda out: position_mean.expand_as(out),
+        "zeros in the middle rows": lambda out: out * ~(real & ~ends)[..., None],
+        "zeros in the end rows": lambda out: out * ~ends[..., None],
+        "another sequence, same length": lambda out: out_0[same_length],
+        "another sequence, any length": lambda out: out_0.roll(1, dims=0),
+    }
+
+
+def _ablated(layer):
+    from helpers.toy_model import ablate_attention
+
+    model = _reverser()[0]
+    with ablate_attention(model, layer):
+        return _tokens(model)
+
+
+def _without_padding_mask():  # exercise 10.3
+    model, x, y, real, _ = _reverser()
+    with torch.no_grad():
+        stream = model.tokens(x) + model.positions(torch.arange(x.shape[1]))
+        for block in model.blocks:
+            stream = block(stream, None)
+        return model.readout(model.norm(stream))[real][:, None], y[real][:, None], PERCENT
+
+
+def _words():  # the words whose outputs notebook 10 prints, and exercise 10.4's
+    from helpers.toy_model import PAD, encode
+
+    ids = torch.stack([encode(w) for w in ("ABCDEFGH", "FACADE", "BADGE", "JIG", "CHIEF")])
+    with torch.no_grad():
+        return _reverser()[0](ids)[ids != PAD][:, None], None, None
+
+
+def _one_layer():
+    from helpers.toy_model import ONE_LAYER_FILE, load_model
+
+    return _tokens(load_model(DATA_DIR / ONE_LAYER_FILE))
+
+
+REPLACEMENTS = ("mean output", "mean output per position", "zeros in the middle rows", "zeros in the end rows",
+                "another sequence, same length", "another sequence, any length")
+CASES: dict[str, Callable] = {
+    "10: shipped model": lambda: _tokens(_reverser()[0]),
+    "10: layer 0's attention off": lambda: _ablated(0),
+    "10.1: layer 1's attention off": lambda: _ablated(1),
+    **{f"10: layer 0's output replaced by {name}": lambda name=name: _tokens(_reverser()[0], _layer_0_replacements()[name])
+       for name in REPLACEMENTS},
+    "10.3: no padding mask": _without_padding_mask,
+    "10: the words shown": _words,
+    "10.5: one-layer model": _one_layer,
+}
+
+
+# --- notebook 10b: the induction decoder -------------------------------------------------------
+
+
+def _next_token(net):
+    from helpers.induction import held_out_set
+
+    x, _ = held_out_set(net.config)
+    with torch.no_grad():
+        return net(x)[:, :-1].reshape(-1, 1, net.config.vocab_size), x[:, 1:].reshape(-1, 1), THREE_DECIMALS
+
+
+def _greedy():  # notebook 10b, section 6: a prompt of P + 2 = 12 letters of a period-10 sequence
+    from helpers.induction import generate, load_model, repeated_sequence
+
+    model = load_model(2)
+    out = generate(model, repeated_sequence(10, seed=3)[None, :12], model.config.n - 12)
+    with torch.no_grad():
+        return model(out)[0, 11:-1, None], None, None  # the rows that chose each generated token
+
+
+@cache
+def _induction_heads() -> tuple[int, int]:
+    """Notebook 10b's previous-token head (layer 0) and induction head (layer 1): the largest scores."""
+    from helpers.induction import head_scores, held_out_set, load_model
+
+    model = load_model(2)
+    scores = head_scores(model, held_out_set(model.config)[0])
+    return int(scores["previous-token"][0].argmax()), int(scores["prefix-matching"][1].argmax())
+
+
+def _induction(name):
+    from helpers.induction import ablate_heads, build_model, load_model
+
+    if name == "untrained":
+        return _next_token(build_model(load_model(2).config))
+    if name == "one layer":
+        return _next_token(load_model(1))
+    previous, induction = _induction_heads()
+    removed = {"previous-token head": [(0, previous)], "other layer-0 head": [(0, 1 - previous)],
+               "both layer-0 heads": [(0, 0), (0, 1)], "induction head": [(1, induction)],
+               "both layer-1 heads": [(1, 0), (1, 1)], "nothing": []}[name]
+    return _next_token(ablate_heads(load_model(2), removed))
+
+
+CASES |= {f"10b: {name}": lambda name=name: _induction(name) for name in (
+    "untrained", "one layer", "nothing", "previous-token head", "other layer-0 head", "both layer-0 heads",
+    "induction head", "both layer-1 heads")}  # notebook 10b, sections 2 and 5: what is removed
+CASES["10b: greedy continuation"] = _greedy
+
+
+# --- notebook 11: the tiny VLA -----------------------------------------------------------------
+
+
+def _decoded(mask, scenes, zero_heads=None):
+    from helpers.vla import WORDS, build_model, encode_batch, load_models
+
+    net = build_model().eval() if mask == "untrained" else load_models()[mask]
+    images, instructions, actions = encode_batch(scenes)
+    with torch.no_grad():
+        _, logits = net.act_with_logits(images, instructions, zero_heads)
+    return logits, actions - len(WORDS), PERCENT
+
+
+def _scenes(name):
+    from helpers.vla import held_out_scenes, swap_colour
+
+    if name == "swapped colour words":
+        return [swap_colour(s) for s in held_out_scenes(300, seed=99) if swap_colour(s) is not None]
+    return {"unseen scenes": held_out_scenes(1000), "held-out combinations": held_out_scenes(1000, "held out"),
+            "ablation scenes": held_out_scenes(300, seed=5), "exercise 11.4's scenes": held_out_scenes(200)}[name]
+
+
+def _exercise_11_4():
+    from helpers.exercises.ch11 import ABLATED_HEADS, ABLATED_LAYER
+
+    return _decoded("causal", _scenes("exercise 11.4's scenes"), {ABLATED_LAYER: list(ABLATED_HEADS)})
+
+
+CASES["11: untrained, unseen scenes"] = lambda: _decoded("untrained", _scenes("unseen scenes"))
+for _mask in ("causal", "prefix"):
+    for _set in ("unseen scenes", "held-out combinations", "swapped colour words"):
+        CASES[f"11: {_mask}, {_set}"] = lambda m=_mask, s=_set: _decoded(m, _scenes(s))
+@cache
+def _vla_ablations() -> dict[str, dict[int, list[int]]]:
+    """Notebook 11, section 6: for the colour word in layer 0 and "writes x" in layer 1, zero the head with the
+    largest share of image attention on the target, the one with the smallest, and every head above 0.5."""
+    from helpers.vla import (
+        QUERIES,
+        encode_batch,
+        held_out_scenes,
+        image_attention,
+        load_models,
+        mass_shares,
+    )
+
+    scenes = held_out_scenes(300, seed=99)
+    images, instructions, _ = encode_batch(scenes)
+    shares = mass_shares(image_attention(load_models()["causal"], images, instructions), scenes)["target"]
+    trials = {}
+    for layer, q in ((0, 0), (1, 1)):
+        t = shares[layer, :, q]
+        lookers = [h for h in range(len(t)) if t[h] > 0.5]
+        trials |= {f"{QUERIES[q]}, layer {layer}, most on target": {layer: [int(t.argmax())]},
+                   f"{QUERIES[q]}, layer {layer}, least on target": {layer: [int(t.argmin())]}}
+        if len(lookers) > 1:
+            trials[f"{QUERIES[q]}, layer {layer}, every head above 0.5"] = {layer: lookers}
+    return trials
+
+
+CASES["11: causal, ablation scenes, intact"] = lambda: _decoded("causal", _scenes("ablation scenes"))
+for _trial in ("colour word, layer 0, most on target", "colour word, layer 0, least on target",
+               "colour word, layer 0, every head above 0.5", "writes x, layer 1, most on target",
+               "writes x, layer 1, least on target", "writes x, layer 1, every head above 0.5"):
+    CASES[f"11: causal, zero the head(s) {_trial}"] = lambda trial=_trial: (
+        _decoded("causal", _scenes("ablation scenes"), _vla_ablations()[trial]) if trial in _vla_ablations() else None)
+CASES["11.4: the exercise's ablation"] = _exercise_11_4
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_printed_metric_is_far_from_changing(name):
+    case = CASES[name]()
+    if case is None:
+        pytest.skip("notebook 11 zeroes no such set of heads for this model")
+    logits, targets, fmt = case  # (S, T, classes), (S, T) or None, str.format
+    if targets is None:
+        smallest = top1_margins(logits).min() / logits.abs().max()
+        assert smallest > RELATIVE, f"{name}: a top-1 margin of {smallest:.1e} of the largest logit"
+        return
+    for label, select in _printed_subsets(name, targets):
+        distance = margin_to_change(logits[select], targets[select], fmt)
+        assert distance > RELATIVE, f"{name}{label}: a logit change of {distance:.1e} of the largest one changes the print"
+
+
+def _printed_subsets(name, targets):
+    """The subsets of samples whose accuracies are printed: notebook 10b prints the first pass and the repeats apart."""
+    if not name.startswith("10b") or targets.shape[0] != 1000 * 31:
+        return [("", slice(None))]
+    from helpers.induction import held_out_set, load_model, repeat_mask
+
+    x, periods = held_out_set(load_model(2).config)
+    repeats = repeat_mask(periods, x.shape[1])[:, :-1].reshape(-1)
+    return [(", first pass", ~repeats), (", repeats", repeats)]
+
+
+def test_margins_and_the_distance_to_a_change_in_print():
+    logits = torch.tensor([[1.0, 3.0, 2.5], [0.0, -1.0, 0.0], [5.0, 1.0, 4.99]])
+    torch.testing.assert_close(top1_margins(logits), torch.tensor([0.5, 0.0, 0.01]), atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        top1_margins(torch.zeros(3, 1))
+    targets = torch.tensor([[1], [1], [0]])  # right by 0.5; wrong, a tie of two wrong answers (cannot count); right by 0.01
+    assert margin_to_change(logits[:, None], targets, "{:.0%}".format) == pytest.approx(0.01 / 5, rel=1e-4)  # 67% -> 33%
+    coarse = lambda accuracy: "most" if accuracy > 0.2 else "few"  # noqa: E731
+    assert margin_to_change(logits[:, None], targets, coarse) == pytest.approx(0.5 / 5, rel=1e-4)  # the second flip shows
+    assert margin_to_change(logits[:, None], targets, lambda accuracy: "any") == float("inf")
+    with pytest.raises(ValueError, match="targets"):
+        margin_to_change(logits[:, None], targets[:2], coarse)
+
+
+def test_a_sequence_is_right_only_when_all_its_tokens_are():
+    logits = torch.tensor([[[3.0, 0.0, 0.0], [1.0, 0.9, 0.0]], [[0.5, 2.0, 0.0], [2.0, 0.0, 0.0]]])  # (2 samples, 2 tokens, 3)
+    targets = torch.zeros(2, 2, dtype=torch.long)  # sample 0 right (closest call 0.1), sample 1 wrong (by 1.5)
+    assert margin_to_change(logits, targets, "{:.0%}".format) == pytest.approx(0.1 / 3, rel=1e-4)
+    assert margin_to_change(logits, targets, lambda accuracy: "some" if 0 < accuracy < 1 else "none or all") == pytest.approx(0.1 / 3, rel=1e-4)
