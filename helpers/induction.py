@@ -11,7 +11,11 @@ occurrence of the current token, *if* the model can find it.
   :class:`helpers.EncoderBlock` s with a causal mask (a decoder-only block is an encoder
   block that may not look ahead), final :class:`helpers.LayerNorm`, linear read-out.
 - :func:`previous_token_score`, :func:`prefix_matching_score`: what a head attends to.
-- :func:`ablate_heads`: a copy of a model with some heads' outputs removed.
+- :func:`ov_circuit`, :func:`qk_circuit`, :func:`copying_score`: what a head writes and where it
+  looks, read from its weights (Elhage et al. 2021's OV and QK circuits; Olsson et al. 2022's
+  copying score).
+- :func:`ablate_heads`, :func:`mean_ablate_heads`: a copy of a model with some heads' outputs
+  removed (zeroed, or replaced by their mean at each position).
 - :func:`generate`: greedy or temperature sampling, with a KV cache or by full recompute.
 - :func:`train`, :func:`save_model`, :func:`load_model`: ``scripts/train_induction.py``
   writes ``data/induction_2layer.safetensors`` and ``data/induction_1layer.safetensors``
@@ -250,13 +254,116 @@ def ablate_heads(model: TinyDecoder, heads: list[tuple[int, int]]) -> TinyDecode
     Zeroes the head's d_k columns of W_O, so its output never reaches the next layer.
     """
     ablated = copy.deepcopy(model)
-    d_k = model.config.d_model // model.config.num_heads
     for layer, head in heads:
-        if not (0 <= layer < model.config.num_layers and 0 <= head < model.config.num_heads):
-            raise ValueError(tr(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads"))
+        cols = _head_columns(model, layer, head)
         with torch.no_grad():
-            ablated.blocks[layer].self_attn.w_o.weight[:, head * d_k : (head + 1) * d_k] = 0
+            ablated.blocks[layer].self_attn.w_o.weight[:, cols] = 0
     return ablated
+
+
+def _head_columns(model: TinyDecoder, layer: int, head: int) -> slice:
+    """The d_k features of ``head`` in layer ``layer``: its rows of W_Q, W_K, W_V, its columns of W_O."""
+    if not (0 <= layer < model.config.num_layers and 0 <= head < model.config.num_heads):
+        raise ValueError(tr(f"no head ({layer}, {head}) in a model of {model.config.num_layers} layers × {model.config.num_heads} heads"))
+    d_k = model.config.d_model // model.config.num_heads
+    return slice(head * d_k, (head + 1) * d_k)
+
+
+def _written(model: TinyDecoder, layer: int, head: int, inputs: torch.Tensor) -> torch.Tensor:
+    """What the head writes into the residual stream when it attends to ``inputs`` (t, d_model): (t, d_model).
+
+    The head's value and output maps, W_O^h W_V^h, after its LayerNorm's gain γ (float64; the
+    norm's centring and scaling and the biases left out).
+    """
+    attn, cols = model.blocks[layer].self_attn, _head_columns(model, layer, head)
+    gain = model.blocks[layer].norm1.weight.double()
+    w_v, w_o = attn.w_v.weight[cols].double(), attn.w_o.weight[:, cols].double()  # (d_k, d_model), (d_model, d_k)
+    return (inputs * gain) @ w_v.T @ w_o.T
+
+
+@torch.no_grad()
+def ov_circuit(model: TinyDecoder, layer: int, head: int) -> torch.Tensor:
+    """The head's OV circuit on the direct path: (vocab, vocab), float64.
+
+    Row t, column u: how much the head raises the logit of token u when it attends (with all its
+    weight) to a position holding token t, through W_E, the LayerNorm gains, W_V^h, W_O^h and W_U.
+    Left out: LayerNorm's centring and division by the spread, the biases, the positions and every
+    path through another layer or an FFN. A head that copies has a large positive diagonal.
+    """
+    written = _written(model, layer, head, model.tokens.weight.double())  # (vocab, d_model)
+    return (written * model.norm.weight.double()) @ model.readout.weight.double().T
+
+
+@torch.no_grad()
+def qk_circuit(model: TinyDecoder, head: int, via: int | None = None) -> torch.Tensor:
+    """A layer-1 head's QK circuit over tokens: (vocab, vocab), float64; row x the query's token.
+
+    Column y: the score (before the 1/√d_k and the softmax) the query gives a key position that
+    holds token y (``via=None``, the direct path), or whose residual stream holds what the layer-0
+    head ``via`` writes when it attends to token y (K-composition: y is then the key's *previous*
+    token for a previous-token head). LayerNorm gains in, centring, scaling and biases left out.
+    """
+    if model.config.num_layers < 2:
+        raise ValueError(tr(f"qk_circuit reads layer 1; this model has {model.config.num_layers} layer(s)"))
+    attn, cols = model.blocks[1].self_attn, _head_columns(model, 1, head)
+    gain = model.blocks[1].norm1.weight.double()
+    tokens = model.tokens.weight.double()  # (vocab, d_model)
+    keys_hold = tokens if via is None else _written(model, 0, via, tokens)
+    queries = (tokens * gain) @ attn.w_q.weight[cols].double().T  # (vocab, d_k)
+    keys = (keys_hold * gain) @ attn.w_k.weight[cols].double().T  # (vocab, d_k)
+    return queries @ keys.T
+
+
+@torch.no_grad()
+def copying_score(matrix: torch.Tensor) -> float:
+    """Σλ / Σ|λ| over the eigenvalues λ of a square matrix: +1 for a pure copy (c·I, c > 0), -1 for
+    its opposite, near 0 for a map that sends each token somewhere else. Σλ is the trace."""
+    if not isinstance(matrix, torch.Tensor) or matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        shape = tuple(matrix.shape) if isinstance(matrix, torch.Tensor) else type(matrix).__name__
+        raise ValueError(tr(f"matrix must be square (t, t), got {shape}"))
+    eigenvalues = torch.linalg.eigvals(matrix.double())
+    return (eigenvalues.sum().real / eigenvalues.abs().sum()).item()
+
+
+def mean_ablate_heads(model: TinyDecoder, heads: list[tuple[int, int]], x: torch.Tensor) -> TinyDecoder:
+    """A copy of ``model`` whose listed heads write, at each position, their mean output over x (B, n).
+
+    The head's d_k features entering W_O are replaced by their mean over the batch at that position
+    (measured on the intact model), so the head still adds its average, just nothing specific to the
+    sequence. For full forward passes of n tokens (the n of x).
+    """
+    columns = {layer: [_head_columns(model, layer, head) for lay, head in heads if lay == layer] for layer, _ in heads}
+    means = {}
+    hooks = [
+        model.blocks[layer].self_attn.w_o.register_forward_pre_hook(
+            lambda _m, args, layer=layer: means.__setitem__(layer, args[0].mean(dim=0))  # (n, d_model)
+        )
+        for layer in columns
+    ]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    ablated = copy.deepcopy(model)
+    for layer, slices in columns.items():
+        ablated.blocks[layer].self_attn.w_o.register_forward_pre_hook(_mean_hook(means[layer], slices))
+    return ablated
+
+
+def _mean_hook(mean: torch.Tensor, slices: list[slice]):
+    """A forward pre-hook for W_O that puts ``mean`` (n, d_model) into the listed heads' features."""
+
+    def hook(_module, args):
+        merged = args[0].clone()  # (B, n, d_model): the heads' outputs, side by side
+        if merged.shape[-2] != mean.shape[0]:
+            raise ValueError(tr(f"a mean-ablated model runs sequences of {mean.shape[0]} tokens, got {merged.shape[-2]}"))
+        for cols in slices:
+            merged[..., cols] = mean[:, cols]
+        return (merged,)
+
+    return hook
 
 
 def split_metrics(model: TinyDecoder, x: torch.Tensor, periods: torch.Tensor) -> dict[str, float]:

@@ -41,19 +41,38 @@ def without_mask(real_only: bool = True) -> float:
     return (right[X != PAD] if real_only else right).float().mean().item()
 
 
-ONE_LAYER = token_accuracy(load_model(DATA_DIR / ONE_LAYER_FILE), X, Y)
-RIGHT = {"10.1": ablated(1), "10.2": 8544, "10.3": without_mask(), "10.4": mirror(1), "10.5": ONE_LAYER, "10.6": "b"}
+ONE_LAYER_MODEL = load_model(DATA_DIR / ONE_LAYER_FILE)
+ONE_LAYER = token_accuracy(ONE_LAYER_MODEL, X, Y)
+
+
+def by_position(real_only: bool = True, scale: float = 1.0) -> tuple[float, ...]:
+    """The one-layer model's accuracy at each output position, as exercise 10.6 asks for it."""
+    with torch.no_grad():
+        right = ONE_LAYER_MODEL(X).argmax(-1) == Y
+    real = X != PAD if real_only else torch.ones_like(X, dtype=torch.bool)
+    return tuple(scale * right[real[:, i], i].float().mean().item() for i in range(X.shape[1]))
+
+
+POSITIONS = by_position()
+RIGHT = {"10.1": ablated(1), "10.2": 8544, "10.3": without_mask(), "10.4": mirror(1), "10.5": ONE_LAYER,
+         "10.6": (POSITIONS, "b")}
 WRONG = {
     "10.1": [ablated(0), 1.0, 100 * ablated(1)],
     "10.2": [8544 - 128, 8544 - 224, 4096],
     "10.3": [without_mask(real_only=False), 1.0, 100 * without_mask()],
-    "10.4": [mirror(0), 1.0, 0.0],
+    "10.4": [mirror(0), 1.0, 0.0, round(mirror(1), 2) + 0.004],
     "10.5": [1.0, ONE_LAYER - 0.1, 100 * ONE_LAYER],
-    "10.6": ["a", "c", "d", "e", 2],
+    "10.6": [(POSITIONS, "a"), (POSITIONS, "c"), (POSITIONS, "d"), (POSITIONS, "e"), ((1.0,) * 8, "b"),
+             (by_position(real_only=False), "b"), (by_position(scale=100), "b"), (POSITIONS[:7], "b"),
+             ((0.5,) * 8, "b"), "b", 2],
 }
 HINTS = {("10.1", ablated(0)): "layer 0", ("10.1", 100 * ablated(1)): "percentage",
          ("10.3", without_mask(real_only=False)): "real positions", ("10.5", 1.0): "two-layer",
-         ("10.6", "a"): "ten times longer", ("10.6", "e"): "one letter"}
+         ("10.4", round(mirror(1), 2) + 0.004): "3 decimals",
+         ("10.6", (POSITIONS, "a")): "about equal", ("10.6", (POSITIONS, "c")): "out 7",
+         ("10.6", (POSITIONS, "d")): "out 0", ("10.6", (POSITIONS, "e")): "one letter",
+         ("10.6", ((1.0,) * 8, "b")): "two-layer", ("10.6", (by_position(real_only=False), "b")): "is real",
+         ("10.6", (by_position(scale=100), "b")): "percentages", ("10.6", "b"): "a pair"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG
@@ -76,3 +95,18 @@ def test_exercise_10_4_asks_about_a_word_the_explorer_does_not_offer():
     from helpers.explorers.trained import WORDS
 
     assert WORD_10_4 not in WORDS
+
+
+def test_10_6_needs_the_measured_accuracies_not_only_the_letter():
+    """The letter alone, or with numbers that are not the one-layer model's, is not accepted."""
+    assert not evaluate("10.6", "b")[0]
+    assert not evaluate("10.6", (tuple(v + 0.02 for v in POSITIONS), "b"))[0]
+    assert evaluate("10.6", (tuple(round(v, 3) for v in POSITIONS), "b"))[0]
+    assert evaluate("10.6", ([*POSITIONS], " B "))[0]
+
+
+def test_paste_ready_code_comes_only_after_a_second_wrong_answer():
+    for exercise_id, wrong in (("10.1", 0.123), ("10.5", 0.123), ("10.6", ((0.5,) * 8, "b"))):
+        first, second = evaluate(exercise_id, wrong)[1], evaluate(exercise_id, wrong, attempt=2)[1]
+        assert "(" not in first, first
+        assert len(second) > len(first), second

@@ -1,5 +1,6 @@
 """Notebook 10b's decoder: data, KV-cache generation = full recompute, head scores, ablations."""
 
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -12,20 +13,25 @@ from helpers.induction import (
     ablate_heads,
     build_model,
     bump_step,
+    copying_score,
     decode_mask,
     generate,
     held_out_set,
     load_curve,
     load_model,
     make_batch,
+    mean_ablate_heads,
+    ov_circuit,
     prefix_matching_score,
     prefix_targets,
     previous_token_score,
+    qk_circuit,
     repeat_mask,
     repeated_sequence,
     split_metrics,
     train,
 )
+from helpers.layers import merge_heads, split_heads
 from helpers.masks import causal_mask
 from helpers.scale import KVCache
 
@@ -132,6 +138,97 @@ def test_ablation_removes_exactly_one_head():
     assert not torch.allclose(out, before)
     with pytest.raises(ValueError, match="no head"):
         ablate_heads(model, [(2, 0)])
+
+
+def test_mean_ablation_keeps_the_mean_and_removes_the_rest():
+    config = replace(InductionConfig(), n=10, d_model=16, num_heads=2, d_ff=16)
+    model = build_model(config)
+    x = torch.randint(0, config.vocab_size, (5, config.n))
+    with torch.no_grad():
+        before = model(x)
+        same = x[:1].expand(4, -1)  # four copies of one sequence: the mean is that sequence's own output
+        torch.testing.assert_close(mean_ablate_heads(model, [(0, 1), (1, 0)], same)(same), model(same))
+        ablated = mean_ablate_heads(model, [(0, 1)], x)
+        out = ablated(x)
+        assert not torch.allclose(out, before)
+        ablated.blocks[0].self_attn.w_v.weight[8:] += 1.0  # head 1's own values: no longer read
+        torch.testing.assert_close(ablated(x), out)
+        torch.testing.assert_close(model(x), before)  # the original keeps no hook
+    with pytest.raises(ValueError, match="sequences of 10 tokens"):
+        ablated(x[:, :4])
+    with pytest.raises(ValueError, match="no head"):
+        mean_ablate_heads(model, [(0, 2)], x)
+
+
+def _by_modules(model, layer: int, head: int) -> torch.Tensor:
+    """The OV circuit run through the modules themselves (biases zeroed, other heads silenced), float64."""
+    model = copy.deepcopy(model).double()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear) and module.bias is not None:
+            torch.nn.init.zeros_(module.bias)
+    attn = model.blocks[layer].self_attn
+    tokens = model.tokens.weight[:, None, :]  # (vocab, 1, d_model): each token its own sequence
+    with torch.no_grad():
+        values = split_heads(attn.w_v(tokens * model.blocks[layer].norm1.weight), attn.num_heads)  # (vocab, h, 1, d_k)
+        only = torch.zeros_like(values)
+        only[:, head] = values[:, head]
+        written = attn.w_o(merge_heads(only))  # (vocab, 1, d_model)
+        return model.readout(written * model.norm.weight)[:, 0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ov_circuit_equals_running_the_modules(seed):
+    rng = np.random.default_rng(seed)
+    config = replace(random_config(rng), num_layers=2)
+    model = build_model(config)
+    for layer in range(2):
+        for head in range(config.num_heads):
+            torch.testing.assert_close(ov_circuit(model, layer, head), _by_modules(model, layer, head))
+
+
+def _identity_model(vocab: int, value_map: torch.Tensor) -> torch.nn.Module:
+    """One head, d_model = vocab, every matrix the identity except W_V (layer 0) = value_map."""
+    config = replace(InductionConfig(), vocab_size=vocab, d_model=vocab, num_heads=1, num_layers=2, d_ff=4)
+    model = build_model(config)
+    eye = torch.eye(vocab)
+    with torch.no_grad():
+        model.tokens.weight.copy_(eye)
+        model.readout.weight.copy_(eye)
+        for block in model.blocks:
+            for linear in (block.self_attn.w_q, block.self_attn.w_k, block.self_attn.w_v, block.self_attn.w_o):
+                linear.weight.copy_(eye)
+        model.blocks[0].self_attn.w_v.weight.copy_(value_map)
+    return model
+
+
+def test_copying_score_of_a_copy_a_shift_and_an_anticopy():
+    shift = torch.roll(torch.eye(5), 1, dims=0)  # token t -> t + 1: eigenvalues the 5th roots of unity
+    assert copying_score(ov_circuit(_identity_model(5, torch.eye(5)), 0, 0)) == pytest.approx(1.0)
+    assert copying_score(ov_circuit(_identity_model(5, -2 * torch.eye(5)), 0, 0)) == pytest.approx(-1.0)
+    assert copying_score(ov_circuit(_identity_model(5, shift), 0, 0)) == pytest.approx(0.0, abs=1e-12)
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((7, 7))
+    eigenvalues = np.linalg.eigvals(matrix)
+    assert copying_score(torch.tensor(matrix)) == pytest.approx(eigenvalues.sum().real / np.abs(eigenvalues).sum())
+    with pytest.raises(ValueError, match="square"):
+        copying_score(torch.zeros(3, 4))
+
+
+def test_qk_circuit_reads_the_key_directly_or_through_a_layer_0_head():
+    shift = torch.roll(torch.eye(5), 1, dims=0)
+    model = _identity_model(5, shift)  # layer 0 writes token t + 1 for token t; layer 1 matches query and key
+    torch.testing.assert_close(qk_circuit(model, 0), torch.eye(5, dtype=torch.float64))
+    torch.testing.assert_close(qk_circuit(model, 0, via=0), shift.double())  # query t + 1 matches a key after t
+    rng = np.random.default_rng(1)
+    model = build_model(replace(random_config(rng), num_layers=2))
+    attn = model.blocks[1].self_attn
+    x = (model.tokens.weight * model.blocks[1].norm1.weight)[None]  # (1, vocab, d_model)
+    with torch.no_grad():
+        queries = split_heads(attn.w_q(x) - attn.w_q.bias, attn.num_heads)[0, 0]  # head 0: (vocab, d_k)
+        keys = split_heads(attn.w_k(x) - attn.w_k.bias, attn.num_heads)[0, 0]
+    torch.testing.assert_close(qk_circuit(model, 0), (queries @ keys.T).double(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="layer"):
+        qk_circuit(build_model(replace(InductionConfig(), num_layers=1)), 0)
 
 
 def test_bad_token_input_is_named():

@@ -398,6 +398,7 @@ def test_korean_explorers_and_heatmaps_draw_hangul(korean):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)  # ipywidgets 7.7 (make test-compat) on ipykernel's Comm
         ax = attention_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"])
         ax.figure.canvas.draw()
         assert HANGUL.search(ax.get_xlabel()) and HANGUL.search(ax.get_ylabel())

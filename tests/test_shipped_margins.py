@@ -6,7 +6,7 @@ list of printed values: logits (samples, tokens, classes), the right answers (sa
 and the format the notebook prints with; a sample is right when all its tokens are (one token
 per sample for an accuracy, the three action tokens for a VLA success).
 helpers.training.margin_to_change says how large a logit change, relative to the largest
-|logit|, would change what is printed; it must exceed RELATIVE, ten times what float32 rounding
+|logit|, would change what is printed; it must exceed RELATIVE, three times what float32 rounding
 on another CPU moved these logits (MEASURED: the largest |Δ logit| / largest |logit| over these
 cases, native against ATEN_CPU_CAPABILITY=default and avx2 and the nudge emulator). Where nothing
 is counted against an answer (generated text, the words shown), every top-1 margin must exceed
@@ -23,7 +23,7 @@ import torch
 from helpers.data import DATA_DIR
 from helpers.training import margin_to_change, top1_margins
 
-RELATIVE = 3.2e-4  # 10 times the largest logit change measured across CPUs (MEASURED)
+RELATIVE = 1e-4  # 3 times the largest logit change measured across CPUs (MEASURED)
 MEASURED = 3.2e-5  # largest |Δ logit| / largest |logit| over these cases, native vs default, avx2 and nudge 1, 2
 PERCENT, THREE_DECIMALS = "{:.1%}".format, "{:.3f}".format  # how notebooks 10 and 11, and 10b, print them
 
@@ -168,11 +168,11 @@ def _induction(name):
         return _next_token(build_model(load_model(2).config))
     if name == "one layer":
         return _next_token(load_model(1))
-    previous, induction = _induction_heads()
+    previous, induction = _induction_heads()  # notebook 10b ablates a float64 copy (shipped_64)
     removed = {"previous-token head": [(0, previous)], "other layer-0 head": [(0, 1 - previous)],
                "both layer-0 heads": [(0, 0), (0, 1)], "induction head": [(1, induction)],
                "both layer-1 heads": [(1, 0), (1, 1)], "nothing": []}[name]
-    return _next_token(ablate_heads(load_model(2), removed))
+    return _next_token(ablate_heads(load_model(2).double(), removed))
 
 
 CASES |= {f"10b: {name}": lambda name=name: _induction(name) for name in (

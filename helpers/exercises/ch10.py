@@ -39,7 +39,11 @@ def _ablated_accuracy(layer: int) -> float:
         return _accuracy(model(_held_out()[0]).argmax(-1))
 
 
-@exercise("10.1", hint="with ablate_attention(shipped, 1): token_accuracy(shipped, x_test, y_test), as a fraction between 0 and 1.")
+@exercise(
+    "10.1",
+    hint="measure the held-out accuracy while layer 1's attention adds nothing, as a fraction between 0 and 1.",
+    code_hint="with ablate_attention(shipped, 1): token_accuracy(shipped, x_test, y_test)",
+)
 def _ablate_layer_1(answer):
     value = number(answer)
     if 1 < value <= 100:
@@ -113,6 +117,8 @@ def _mirror_weight_chief(answer):
     diagonal = float(weights[i, i].mean())
     if math.isclose(value, diagonal, abs_tol=1e-3):
         return "that is the diagonal (i -> i); the mirror of i is n - 1 - i."
+    if math.isclose(value, want, abs_tol=0.006) and not math.isclose(value, want, abs_tol=1e-3):
+        return "close, but the checker wants at least 3 decimals (within ±0.001)."
     return math.isclose(value, want, abs_tol=1e-3)
 
 
@@ -123,7 +129,11 @@ def _one_layer_accuracy() -> float:
     return token_accuracy(_shipped(one_layer=True), *_held_out())
 
 
-@exercise("10.5", hint="one = build_model(replace(config, num_layers=1)); train(one, progress=False); then token_accuracy(one, x_test, y_test), a fraction between 0 and 1.")
+@exercise(
+    "10.5",
+    hint="build a fresh model from the config with one layer, train it with the same 200 steps, then measure its held-out token accuracy as a fraction between 0 and 1.",
+    code_hint="one = build_model(replace(config, num_layers=1)); train(one, progress=False); token_accuracy(one, x_test, y_test)",
+)
 def _one_layer(answer):
     value = number(answer)
     if 1 < value <= 100:
@@ -133,15 +143,52 @@ def _one_layer(answer):
     return math.isclose(value, _one_layer_accuracy(), abs_tol=0.005)  # the exercise states it; train() runs in float64
 
 
-@exercise("10.6", hint="compare the one-layer model's accuracy position by position, and ask what a query at output position i knows before any attention has run.")
+@cache
+def _one_layer_by_position(real_only: bool = True) -> tuple[float, ...]:
+    """The shipped one-layer model's held-out accuracy at each output position (over the sequences where it is real)."""
+    from helpers.toy_model import PAD
+
+    x, y = _held_out()
+    with torch.no_grad():
+        right = _shipped(one_layer=True)(x).argmax(-1) == y
+    real = x != PAD if real_only else torch.ones_like(x, dtype=torch.bool)
+    return tuple(right[real[:, i], i].float().mean().item() for i in range(x.shape[1]))
+
+
+def _all_close(values: list[float], want: tuple[float, ...]) -> bool:
+    return all(math.isclose(v, w, abs_tol=0.005) for v, w in zip(values, want, strict=True))
+
+
+_WHY_NOT = {
+    "a": "your eight numbers are right; are they about equal from position to position? (The line printed above your answer also shows what more training does.)",
+    "c": "your eight numbers are right; compare out 1, real in every sequence, with out 7, real only in 8-letter words.",
+    "d": "your eight numbers are right; look at out 0, the position that needs the last real letter.",
+}
+
+
+@exercise(
+    "10.6",
+    hint="score the held-out set with the one-layer model, mark where the most likely token is right, and average each output position over the sequences in which it is real; then ask which explanation those numbers support.",
+    code_hint="right = one(x_test).argmax(-1) == y_test; [right[x_test[:, i] != PAD, i].float().mean().item() for i in range(8)]",
+)
 def _why_one_layer(answer):
-    if not isinstance(answer, str) or answer.strip().lower() not in {"a", "b", "c", "d"}:
-        return 'answer with one letter: "a", "b", "c" or "d".'
-    choice = answer.strip().lower()
-    if choice == "a":
-        return "parameters are not what runs out: the line printed above your answer shows how the same one-layer model does when trained ten times longer."
-    if choice == "c":
-        return "a softmax can put almost all its weight on one key: look at layer 1's heads in section 5."
-    if choice == "d":
-        return "the padding mask is passed to every block; the first layer never looks at padding either."
-    return choice == "b"
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2 or not isinstance(answer[1], str):
+        return 'answer with a pair: the list of eight accuracies and a letter, such as ([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], "a").'
+    try:
+        values = [float(v) for v in torch.as_tensor(answer[0], dtype=torch.float64).reshape(-1)]
+    except (TypeError, ValueError, RuntimeError):
+        return "the first part should be a list of eight numbers, one per output position."
+    if len(values) != 8:
+        return f"give one accuracy for each of the 8 output positions 0 to 7, not {len(values)}."
+    if any(1 < v <= 100 for v in values):
+        return "give fractions between 0 and 1, not percentages."
+    if all(math.isclose(v, 1.0, abs_tol=0.005) for v in values):
+        return "those are the two-layer model's; measure the one-layer model, load_model(DATA_DIR / ONE_LAYER_FILE)."
+    if _all_close(values, _one_layer_by_position(real_only=False)):
+        return "at position i count only the sequences in which position i is real (x_test[:, i] != PAD): the padding outputs are never used."
+    if not _all_close(values, _one_layer_by_position()):
+        return False  # the hint, then the code hint
+    choice = answer[1].strip().lower()
+    if choice not in {"a", "b", "c", "d"}:
+        return 'the second part is one letter: "a", "b", "c" or "d".'
+    return _WHY_NOT.get(choice, True)
