@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -508,3 +509,110 @@ def swap_colour(scene: Scene) -> Scene | None:
             rest = tuple(o for i, o in enumerate(scene.objects) if i not in (0, k))
             return replace(scene, objects=(other, target, *rest))
     return None
+
+
+# --- interventions: ablate a head, or one of its looks ---------------------------
+
+
+def sequence_length(config: VLAConfig) -> int:
+    """Tokens in a whole sequence: patches, the 3 instruction words and the 3 action tokens."""
+    return config.n_prefix + len(ACTION_DIMS)
+
+
+def colour_word_position(config: VLAConfig) -> int:
+    """The colour word's position in the sequence (after the patches and the verb)."""
+    return config.n_patches + 1
+
+
+def head_means(model: TinyVLA, scenes: list[Scene]) -> torch.Tensor:
+    """Each head's output (its slice before W_O) averaged over ``scenes`` at every position.
+
+    The scenes run through the model with their right actions as the action tokens, so every
+    position of :func:`sequence_length` has a mean. Returns (layers, h, sequence_length, d_k):
+    what :func:`heads_replaced` puts in place of a head for a mean-ablation.
+    """
+    captured = []
+    hooks = [block.attn.w_o.register_forward_pre_hook(lambda _m, args: captured.append(args[0].mean(0)))
+             for block in model.blocks]  # each (n, h · d_k)
+    try:
+        images, instructions, actions = encode_batch(scenes)
+        with torch.no_grad():
+            model(images, torch.cat([instructions, actions], dim=1))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    h = model.config.num_heads
+    return torch.stack([c.reshape(c.shape[0], h, -1).transpose(0, 1) for c in captured])
+
+
+@contextmanager
+def heads_replaced(model: TinyVLA, layer: int, heads: list[int], means: torch.Tensor | None = None,
+                   positions: list[int] | None = None):
+    """Inside the ``with``, replace the outputs of ``heads`` of ``layer`` before W_O (an ablation).
+
+    means: None zeroes them (zero-ablation); (layers, h, sequence_length, d_k) from
+    :func:`head_means` puts each head's mean output at that position in their place
+    (mean-ablation). positions: only at these sequence positions (default: every position).
+    Works for every call inside (``act``, ``success_rate``, a forward pass, cached or not): a
+    pass's queries are the last n_q of the n_k positions its attention saw.
+    """
+    attn = model.blocks[layer].attn
+    d_k = attn.d_k
+    if means is not None and means.shape[1:] != (attn.num_heads, sequence_length(model.config), d_k):
+        raise ValueError(tr(f"means must be (layers, {attn.num_heads}, {sequence_length(model.config)}, {d_k}), "
+                            f"got {tuple(means.shape)}"))
+    chosen = set(range(sequence_length(model.config)) if positions is None else positions)
+
+    def replace_heads(_module, args):
+        (x,) = args  # (B, n_q, h · d_k)
+        n_q, n_k = x.shape[1], attn.attn_weights.shape[-1]
+        rows = [i for i, pos in enumerate(range(n_k - n_q, n_k)) if pos in chosen]
+        x = x.clone()
+        for head in heads:
+            columns = slice(head * d_k, (head + 1) * d_k)
+            x[:, rows, columns] = 0.0 if means is None else means[layer, head, [n_k - n_q + i for i in rows]].to(x.dtype)
+        return (x,)
+
+    hook = attn.w_o.register_forward_pre_hook(replace_heads)
+    try:
+        yield model
+    finally:
+        hook.remove()
+
+
+@contextmanager
+def attention_knocked_out(model: TinyVLA, layer: int, head: int, query: int, keys: torch.Tensor):
+    """Inside the ``with``, forbid one look: query position ``query`` of ``layer``'s ``head`` may not
+    attend to key position ``keys[b]`` in scene b (keys: (B,) positions). The key is masked
+    before the softmax, so the head's other weights in that row are renormalised; every other
+    head, row and layer is untouched.
+    """
+    attn = model.blocks[layer].attn
+
+    def forbid(_module, args):
+        x, mask, positions, cache, zero_heads = args
+        start = len(cache) if cache is not None else 0
+        if not start <= query < start + x.shape[1]:
+            return None  # this pass does not compute the query's row
+        if x.shape[0] != len(keys):
+            raise ValueError(tr(f"keys must give one key per scene: {x.shape[0]} scenes, got {tuple(keys.shape)}"))
+        n_q = x.shape[1]
+        n_k = start + n_q
+        full = torch.ones(n_q, n_k, dtype=torch.bool) if mask is None else mask
+        mask = full.expand(x.shape[0], attn.num_heads, n_q, n_k).clone()  # (B, h, n_q, n_k)
+        mask[torch.arange(x.shape[0]), head, query - start, keys] = False
+        return x, mask, positions, cache, zero_heads
+
+    hook = attn.register_forward_pre_hook(forbid)
+    try:
+        yield model
+    finally:
+        hook.remove()
+
+
+def object_patch(scenes: list[Scene], k: int = 0) -> torch.Tensor:
+    """The patch object k of each scene covers (0: the target): (B,) positions. An object fills exactly one patch."""
+    covered = torch.stack([object_patches(s)[k] for s in scenes])  # (B, n_patches)
+    if not (covered.sum(-1) == 1).all():
+        raise ValueError(tr("every object must cover exactly one patch"))
+    return covered.int().argmax(-1)

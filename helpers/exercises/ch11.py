@@ -81,7 +81,8 @@ def _ablated_success() -> tuple[float, float]:
     return success_rate(model, scenes, {ABLATED_LAYER: list(ABLATED_HEADS)}), success_rate(model, scenes)
 
 
-@exercise("11.4", hint="success_rate(shipped['causal'], held_out_scenes(200), zero_heads={layer: [heads]}) with the layer and the heads the exercise names.")
+@exercise("11.4", hint="zero_heads maps a layer to the list of its heads to zero; measure the ablated causal model's success on the 200 scenes the exercise names.",
+          code_hint="success_rate(shipped['causal'], held_out_scenes(200), zero_heads={layer: [heads]}) with the layer and the heads the exercise names.")
 def _ablation(answer):
     value = number(answer)
     ablated, intact = _ablated_success()

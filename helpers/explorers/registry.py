@@ -98,7 +98,7 @@ def _vla() -> LiveFigure:
 
     shipped = load_models()
     explorer = vla_explorer(shipped)
-    explorer.set(layer=shipped["causal"].config.num_layers - 1, query=QUERIES[1])  # as the cell leaves it
+    explorer.set(layer=0, query=QUERIES[0], head=0)  # as the cell leaves it: the colour word's looking head (section 8)
     return explorer
 
 

@@ -108,8 +108,16 @@ def _place_outline(outline: Rectangle, cell: tuple[int, int] | None) -> None:
         outline.set_height(OBJECT)
 
 
+DIM_BELOW = 0.1  # overlay_grid dims a panel whose row gives the image less than this
+
+
 def overlay_grid(model: TinyVLA, scene: Scene, title: str = ""):
-    """Rows: the 4 QUERIES; columns: every (layer, head). Each panel: that head's attention on the image."""
+    """Rows: the 4 QUERIES; columns: every (layer, head). Each panel: that head's attention on the image.
+
+    Each panel is coloured from 0 to its own largest patch weight, so its corner prints the part
+    of the whole row that lands on the image, and a panel whose row gives the image less than
+    DIM_BELOW is drawn faded: its bright patch is a share of almost nothing.
+    """
     image, weights, actions = attend(model, scene, scene.instruction)
     layers, heads = weights.shape[:2]
     fig, axes = plt.subplots(len(QUERIES), layers * heads, figsize=(1.45 * layers * heads, 1.55 * len(QUERIES)), layout="constrained")
@@ -118,17 +126,26 @@ def overlay_grid(model: TinyVLA, scene: Scene, title: str = ""):
         for layer in range(layers):
             for head in range(heads):
                 ax = axes[q, layer * heads + head]
-                overlay(ax, image, weights[layer, head, q], cell, action_pixels(actions) if q == 3 else None)
+                shown, _, _ = overlay(ax, image, weights[layer, head, q], cell, action_pixels(actions) if q == 3 else None)
+                on_image = float(weights[layer, head, q].sum())
+                shown.set_alpha(1.0 if on_image >= DIM_BELOW else 0.3)
+                ax.text(0.5, 0.5, f"{on_image:.2f}", fontsize=7, color="white", va="top", ha="left",
+                        bbox={"facecolor": "black", "alpha": 0.6, "pad": 1, "linewidth": 0})
                 if q == 0:
                     ax.set_title(tr(f"layer {layer}, head {head}"), fontsize=8)
                 if layer == head == 0:
                     ax.set_ylabel(query, fontsize=8)
-    fig.suptitle(title or tr(f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y))'), fontsize=9)
+    fig.suptitle(title or tr(f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y); '
+                             f'corner: the row\'s weight on the image, faded below {DIM_BELOW})'), fontsize=9)
     return fig
 
 
 def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
-    """Scene seed, instruction (colour, shape), layer, head, query token, model -> overlay + action."""
+    """Scene seed, instruction (colour, shape), layer, head, query token, model -> overlay + action.
+
+    Opens on the colour word in layer 0, head 0; the title says how much of the row lands on the
+    image (the overlay is scaled to the row's largest patch weight, so it cannot show that).
+    """
     models = dict(models) if models is not None else load_models()
     models.setdefault("untrained", untrained(models["causal"].config))
     config = models["causal"].config
@@ -148,7 +165,8 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
     def update(seed, colour, shape, layer, head, query, model):
         scene, words, present, image, weights, actions = compute(model, seed, colour, shape)
         row = weights[layer, head, QUERIES.index(query)]  # (n_patches,)
-        title.set_text(tr(f'"{" ".join(words)}": {query}, layer {layer}, head {head}'))
+        title.set_text(tr(f'"{" ".join(words)}": {query}, layer {layer}, head {head}\n'
+                          f'{float(row.sum()):.0%} of the row on the image'))
         shown.set_data(blend(image, row))
         _place_outline(outline, scene.objects[0][2:] if present else None)
         x, y, grip = action_pixels(actions)
@@ -172,9 +190,9 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
         "seed": widgets.IntSlider(value=0, min=0, max=N_SEEDS - 1, description=tr("scene")),
         "colour": widgets.Dropdown(options=list(COLOURS), value=first[0], description=tr("colour")),
         "shape": widgets.Dropdown(options=list(SHAPES), value=first[1], description=tr("object")),
-        "layer": toggles([(tr(f"layer {i}"), i) for i in range(config.num_layers)], config.num_layers - 1, N_("layer")),
+        "layer": toggles([(tr(f"layer {i}"), i) for i in range(config.num_layers)], 0, N_("layer")),
         "head": toggles([(tr(f"head {i}"), i) for i in range(config.num_heads)], 0, N_("head")),
-        "query": toggles(list(QUERIES), QUERIES[1], N_("query")),
+        "query": toggles(list(QUERIES), QUERIES[0], N_("query")),
         "model": toggles(list(MODELS), "causal", N_("model")),
     }
     return LiveFigure(fig, update, controls, animated=[shown, outline, marker, title])

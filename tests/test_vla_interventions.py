@@ -1,0 +1,146 @@
+"""helpers.vla's interventions: zero- and mean-ablation of heads (everywhere or at some positions)
+and knocking out one look, checked against what they must equal, with and without the KV cache."""
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from helpers.vla import (
+    VLAConfig,
+    attention_knocked_out,
+    build_model,
+    colour_word_position,
+    encode_batch,
+    head_means,
+    heads_replaced,
+    held_out_scenes,
+    object_patch,
+    object_patches,
+    sequence_length,
+)
+
+
+@pytest.fixture(scope="module", params=["causal", "prefix"])
+def model(request):
+    torch.manual_seed(0)
+    net = build_model(VLAConfig(mask=request.param, init_seed=int(torch.randint(0, 1000, (1,))))).eval()
+    with torch.no_grad():  # a random model attends almost uniformly: sharpen layer 0's queries so weights differ
+        net.blocks[0].attn.w_q.weight.mul_(8.0)
+    return net
+
+
+def _batch(size=12, seed=3):
+    scenes = held_out_scenes(size, seed=seed)
+    images, instructions, actions = encode_batch(scenes)
+    return scenes, images, instructions, actions
+
+
+def _logits(net, images, instructions, actions):
+    with torch.no_grad():
+        return net(images, torch.cat([instructions, actions], dim=1))
+
+
+def test_zeroing_every_position_is_zero_heads(model):
+    _, images, instructions, actions = _batch()
+    for layer, heads in ((0, [1]), (1, [0, 3])):
+        with torch.no_grad():
+            want = model(images, torch.cat([instructions, actions], dim=1), zero_heads={layer: heads})
+            want_act = model.act(images, instructions, zero_heads={layer: heads})
+        with heads_replaced(model, layer, heads):
+            assert_close(_logits(model, images, instructions, actions), want, atol=0, rtol=0)
+            with torch.no_grad():
+                assert torch.equal(model.act(images, instructions), want_act)
+    assert_close(_logits(model, images, instructions, actions), _logits(model, images, instructions, actions))  # hook gone
+
+
+def test_mean_of_one_scene_is_that_scene():
+    """Mean-ablating with means taken over the very scene changes nothing (the mean of one is itself)."""
+    net = build_model(VLAConfig(init_seed=5)).eval()
+    scenes, images, instructions, actions = _batch(1, seed=8)
+    means = head_means(net, scenes)
+    assert means.shape == (2, 4, sequence_length(net.config), net.config.d_model // 4)
+    intact = _logits(net, images, instructions, actions)
+    with heads_replaced(net, 1, [0, 2], means), heads_replaced(net, 0, [3], means):
+        assert_close(_logits(net, images, instructions, actions), intact, atol=1e-6, rtol=0)
+
+
+def test_mean_ablation_puts_the_mean_in_place(model):
+    """The replaced slices equal the means (read back before W_O), the other heads are untouched."""
+    scenes, images, instructions, actions = _batch()
+    means = head_means(model, held_out_scenes(50, seed=4))
+    seen = []
+
+    def read_w_o_input():  # registered after heads_replaced's hook, it sees what W_O gets
+        probe = model.blocks[1].attn.w_o.register_forward_pre_hook(lambda _m, args: seen.append(args[0]))
+        _logits(model, images, instructions, actions)
+        probe.remove()
+
+    read_w_o_input()
+    with heads_replaced(model, 1, [2], means):
+        read_w_o_input()
+    intact, ablated = (s.reshape(*s.shape[:2], 4, -1) for s in seen)  # (B, n, h, d_k)
+    assert_close(ablated[:, :, 2], means[1, 2].expand_as(ablated[:, :, 2]), atol=0, rtol=0)
+    assert_close(ablated[:, :, [0, 1, 3]], intact[:, :, [0, 1, 3]], atol=0, rtol=0)
+
+
+def test_positions_choose_where(model):
+    _, images, instructions, actions = _batch()
+    n = sequence_length(model.config)
+    intact = _logits(model, images, instructions, actions)
+    with heads_replaced(model, 0, [0, 1, 2, 3], positions=[n - 1]):  # only the last position
+        last_only = _logits(model, images, instructions, actions)
+    if model.config.mask == "causal":  # no earlier position can see the last one
+        assert_close(last_only[:, :-1], intact[:, :-1], atol=0, rtol=0)
+    assert (last_only[:, -1] - intact[:, -1]).abs().max() > 1e-3
+    with heads_replaced(model, 0, [1], positions=range(n)), torch.no_grad():
+        every = _logits(model, images, instructions, actions)
+    with torch.no_grad():
+        assert_close(every, model(images, torch.cat([instructions, actions], dim=1), zero_heads={0: [1]}), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("replace", ["zero", "mean", "knock out"])
+def test_cached_decoding_equals_recomputation_under_every_intervention(model, replace):
+    scenes, images, instructions, _ = _batch()
+    colour = colour_word_position(model.config)
+    interventions = {
+        "zero": lambda: heads_replaced(model, 0, [0], positions=[colour, colour + 2, colour + 3]),
+        "mean": lambda: heads_replaced(model, 1, [1], head_means(model, held_out_scenes(20, seed=9))),
+        "knock out": lambda: attention_knocked_out(model, 0, 2, colour, object_patch(scenes, 0)),
+    }
+    with interventions[replace](), torch.no_grad():
+        assert torch.equal(model.act(images, instructions), model.act_without_cache(images, instructions))
+
+
+def test_knocked_out_look_is_renormalised_and_nothing_else_moves(model):
+    scenes, images, instructions, actions = _batch()
+    layer, head, query = 0, 1, colour_word_position(model.config)
+    keys = object_patch(scenes, 0)
+    _logits(model, images, instructions, actions)
+    before = model.attention()[layer]  # (B, h, n, n)
+    with attention_knocked_out(model, layer, head, query, keys):
+        _logits(model, images, instructions, actions)
+    after = model.attention()[layer]
+    rows = torch.arange(len(scenes))
+    assert (after[rows, head, query, keys] == 0).all()
+    want = before[:, head, query].clone()
+    want[rows, keys] = 0
+    assert_close(after[:, head, query], want / want.sum(-1, keepdim=True))
+    untouched = torch.ones_like(after, dtype=torch.bool)
+    untouched[:, head, query] = False
+    if model.config.mask == "causal":  # later rows read a changed colour word; earlier ones cannot
+        untouched[:, :, query:] = False
+    assert_close(after[untouched], before[untouched], atol=0, rtol=0)
+
+
+def test_object_patch_and_bad_input():
+    scenes = held_out_scenes(20, seed=2)
+    for k in range(3):
+        covered = torch.stack([object_patches(s)[k] for s in scenes])
+        assert covered[torch.arange(20), object_patch(scenes, k)].all()
+    net = build_model().eval()
+    _, images, instructions, _ = _batch(4)
+    with attention_knocked_out(net, 0, 0, colour_word_position(net.config), torch.zeros(3, dtype=torch.long)):
+        with pytest.raises(ValueError, match="one key per scene"), torch.no_grad():
+            net.act(images, instructions)
+    with pytest.raises(ValueError, match="means must be"), heads_replaced(net, 0, [0], torch.zeros(2, 4, 5, 12)):
+        pass
