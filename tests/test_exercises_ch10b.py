@@ -90,3 +90,8 @@ def test_a_second_wrong_answer_gets_the_code_hint():
     first = evaluate("10b.4", 0.0, attempt=1)[1]
     second = evaluate("10b.4", 0.0, attempt=2)[1]
     assert "generate(" not in first and "generate(" in second
+
+
+def test_a_loss_rounded_too_far_is_told_so_not_sent_to_other_positions():
+    ok, message = evaluate("10b.3", round(period_17(17), 3))  # 0.004: right, but too few digits
+    assert not ok and "significant figures" in message

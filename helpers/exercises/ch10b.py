@@ -104,6 +104,8 @@ def _long_period(answer):
         return True
     if math.isclose(value, _period_17_loss(0), rel_tol=LOSS_TOLERANCE):
         return "that counts every position; only the repeats (i = 17..30) can be predicted from the context."
+    if abs(value - want) < 5e-4:
+        return "right positions and the right loss, rounded too far: give three significant figures (e.g. 0.00xyz)."
     if math.isclose(value, want / math.log(2), rel_tol=LOSS_TOLERANCE):
         return "that is in bits; the cross-entropy here uses the natural logarithm, as F.cross_entropy does."
     if value > 0.5:
