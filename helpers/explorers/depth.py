@@ -26,7 +26,7 @@ from ..widgets import LiveFigure, new_figure
 
 MAX_DEPTH = 32
 D_MODEL, NUM_HEADS, D_FF = 32, 4, 128
-PLACEMENTS = {"post-norm (2017)": False, "pre-norm (modern)": True}
+PLACEMENTS = {N_("post-norm (2017)"): False, N_("pre-norm (modern)"): True}
 ACTIVATION_LIMITS = (0.5, 40.0)  # fixed axes, so positions can be compared by eye
 GRADIENT_LIMITS = (0.01, 10.0)
 GPT2_GAIN = 1 / (2 * MAX_DEPTH) ** 0.5  # GPT-2 scales residual projections by 1/√N, N = 2L branches
@@ -164,8 +164,9 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
             act, grad = layer_scales(depth, PLACEMENTS[name], float(gain))
             lines["act", which].set_data(x, act)
             lines["grad", which].set_data(x, grad)
+        gain_label = GAIN_LABELS.get(gain, f"{gain:g}")
         label.set_text(tr(f"blue: {placement}\ngrey dashes: {other}, same weights\n"
-                          f"branch gain {GAIN_LABELS.get(gain, f'{gain:g}')}, depth {depth}"))
+                          f"branch gain {gain_label}, depth {depth}"))
         return {
             N_("stream RMS after the last block"): round(float(act[-1]), 3),
             N_("gradient RMS at block 1 / at block L"): round(float(grad[0] / grad[-1]), 3),
