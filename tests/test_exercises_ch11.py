@@ -2,8 +2,14 @@
 
 import torch
 
-from helpers.exercises.ch11 import ABLATED_HEADS, ABLATED_LAYER
-from helpers.vla import held_out_scenes, load_models, success_rate
+from helpers.exercises.ch11 import KNOCKED_HEAD, KNOCKED_LAYER
+from helpers.vla import (
+    attention_knocked_out,
+    colour_word_position,
+    held_out_scenes,
+    load_models,
+    success_rate,
+)
 from tests.exercise_harness import exercise_tests
 
 
@@ -24,18 +30,28 @@ def unpatchify_flat(patches, p, H, W):
     return patches.reshape(patches.shape[0], -1)
 
 
-def ablated(heads) -> float:
-    model = load_models()["causal"]
-    return success_rate(model, held_out_scenes(200), {ABLATED_LAYER: list(heads)})
+def knocked_out(query_shift: int, key_shift: int = 0, layer: int = KNOCKED_LAYER, head: int = KNOCKED_HEAD) -> float:
+    """Success on held_out_scenes(200) with one look forbidden: query colour + query_shift, key colour + key_shift."""
+    model, scenes = load_models()["causal"], held_out_scenes(200)
+    colour = colour_word_position(model.config)
+    with attention_knocked_out(model, layer, head, colour + query_shift, torch.full((len(scenes),), colour + key_shift)):
+        return success_rate(model, scenes)
+
+
+def distinct(values: list[float], right: float) -> list[float]:
+    return [v for v in dict.fromkeys(values) if v != right]
 
 
 torch.set_num_threads(1)
-RIGHT = {"11.1": 218_112_000, "11.2": unpatchify, "11.3": 7 * 3e9 * 2 / 3.35e12 * 1000, "11.4": ablated(ABLATED_HEADS)}
+RIGHT = {"11.1": 218_112_000, "11.2": unpatchify, "11.3": 7 * 3e9 * 2 / 3.35e12 * 1000, "11.4": knocked_out(1)}
 WRONG = {
     "11.1": [243_277_824, 218_112_000 - 8192, 218_112_000 - 4096 * 14336, 202_383_360],
     "11.2": [unpatchify_wrong_order, unpatchify_flat, "unpatchify"],
-    "11.3": [3e9 * 2 / 3.35e12 * 1000, 7 * 3e9 / 3.35e12 * 1000, 7 * 3e9 * 4 / 3.35e12 * 1000, 0.0125],
-    "11.4": [1.5, -0.1] + ([ablated(())] if ablated(()) != ablated(ABLATED_HEADS) else []),
+    "11.3": [3e9 * 2 / 3.35e12 * 1000, 6 * 3e9 * 2 / 3.35e12 * 1000, 7 * 3e9 / 3.35e12 * 1000, 7 * 3e9 * 4 / 3.35e12 * 1000, 0.0125],
+    "11.4": [1.5, -0.1] + distinct([  # intact, the head zeroed, the wrong query, the wrong layer, the wrong head
+        success_rate(load_models()["causal"], held_out_scenes(200)),
+        success_rate(load_models()["causal"], held_out_scenes(200), {KNOCKED_LAYER: [KNOCKED_HEAD]}),
+        knocked_out(0, -1), knocked_out(1, layer=0), knocked_out(1, head=0)], knocked_out(1)),
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG)

@@ -204,9 +204,13 @@ def _scenes(name):
 
 
 def _exercise_11_4():
-    from helpers.exercises.ch11 import ABLATED_HEADS, ABLATED_LAYER
+    from helpers.exercises.ch11 import KNOCKED_HEAD, KNOCKED_LAYER
+    from helpers.vla import attention_knocked_out, colour_word_position, load_models
 
-    return _decoded("causal", _scenes("exercise 11.4's scenes"), {ABLATED_LAYER: list(ABLATED_HEADS)})
+    scenes, net = _scenes("exercise 11.4's scenes"), load_models()["causal"]
+    colour = colour_word_position(net.config)
+    with attention_knocked_out(net, KNOCKED_LAYER, KNOCKED_HEAD, colour + 1, torch.full((len(scenes),), colour)):
+        return _decoded("causal", scenes)
 
 
 CASES["11: untrained, unseen scenes"] = lambda: (*_decoded("untrained", _scenes("unseen scenes"))[:2], "{:.0%}".format)  # printed as 0%
@@ -278,7 +282,7 @@ for _mask in ("causal", "prefix"):  # notebook 11, section 9: every head of both
 for _trial in ("zero the looking head at the colour word only", "zero the looking head everywhere but the colour word",
                "knock out the colour word's look at the target", "knock out its look at a distractor"):
     CASES[f"11: causal, {_trial}"] = lambda trial=_trial: _one_look(trial)
-CASES["11.4: the exercise's ablation"] = _exercise_11_4
+CASES["11.4: the exercise's knock-out"] = _exercise_11_4
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -7,7 +7,7 @@ import torch
 
 from helpers.checks import exercise, number, whole_number
 
-ABLATED_LAYER, ABLATED_HEADS = 1, (0, 1)  # exercise 11.4 zeroes these heads of the shipped causal model
+KNOCKED_LAYER, KNOCKED_HEAD = 1, 1  # exercise 11.4: this head of the shipped causal model may not read the colour word from "writes x"
 
 
 def _llama3_block() -> int:
@@ -16,7 +16,8 @@ def _llama3_block() -> int:
     return 2 * d * d + 2 * d * kv + 3 * d * d_ff + 2 * d
 
 
-@exercise("11.1", hint="W_Q and W_O are 4096 × 4096; W_K and W_V map 4096 to 8 heads × 128; SwiGLU has three 4096 × 14336 matrices; two RMSNorm gains of 4096.")
+@exercise("11.1", hint="count each matrix by its shape: four attention projections, of which W_K and W_V are only as wide as the key/value heads; the three SwiGLU matrices; the two RMSNorm gains; no biases.",
+          code_hint="2 * 4096 * 4096 + 2 * 4096 * (8 * 128) + 3 * 4096 * 14336 + 2 * 4096")
 def _llama3_block_parameters(answer):
     value = whole_number(answer)
     want = _llama3_block()
@@ -60,12 +61,15 @@ def _unpatchify(answer):
     return True
 
 
-@exercise("11.3", hint="bytes of weights = parameters × bytes per parameter (bfloat16: 2); each token reads them all once; divide by the bandwidth; times the number of tokens.")
+@exercise("11.3", hint="a pass for one token is limited by reading every weight once, so its floor is the weights' bytes over the bandwidth; count how many such passes the 7 tokens take (the prefill writes the first).",
+          code_hint="7 * 3e9 * 2 / 3.35e12 * 1000  # 7 reads of 3e9 parameters × 2 bytes, in ms")
 def _decode_bound(answer):
     value = number(answer)
     per_token = 3e9 * 2 / 3.35e12 * 1000  # ms
     if math.isclose(value, per_token, rel_tol=0.01):
         return "that is one token; the robot needs all 7 before it can move."
+    if math.isclose(value, 6 * per_token, rel_tol=0.01):
+        return "the prefill that writes the first token reads every weight too: count its read."
     if math.isclose(value, 7 * per_token / 2, rel_tol=0.01) or math.isclose(value, 7 * per_token * 2, rel_tol=0.01):
         return "a bfloat16 weight takes 2 bytes."
     if math.isclose(value, 7 * per_token / 1000, rel_tol=0.01):
@@ -74,20 +78,35 @@ def _decode_bound(answer):
 
 
 @cache
-def _ablated_success() -> tuple[float, float]:
-    from helpers.vla import held_out_scenes, load_models, success_rate
+def _knocked_out_success() -> tuple[float, float, float]:
+    """Success on held_out_scenes(200): with the look knocked out, with the whole head zeroed, intact."""
+    from helpers.vla import (
+        attention_knocked_out,
+        colour_word_position,
+        held_out_scenes,
+        load_models,
+        success_rate,
+    )
 
     model, scenes = load_models()["causal"], held_out_scenes(200)
-    return success_rate(model, scenes, {ABLATED_LAYER: list(ABLATED_HEADS)}), success_rate(model, scenes)
+    colour = colour_word_position(model.config)
+    with attention_knocked_out(model, KNOCKED_LAYER, KNOCKED_HEAD, colour + 1, torch.full((len(scenes),), colour)):
+        knocked = success_rate(model, scenes)
+    zeroed = success_rate(model, scenes, {KNOCKED_LAYER: [KNOCKED_HEAD]})
+    return knocked, zeroed, success_rate(model, scenes)
 
 
-@exercise("11.4", hint="zero_heads maps a layer to the list of its heads to zero; measure the ablated causal model's success on the 200 scenes the exercise names.",
-          code_hint="success_rate(shipped['causal'], held_out_scenes(200), zero_heads={layer: [heads]}) with the layer and the heads the exercise names.")
-def _ablation(answer):
+@exercise("11.4", hint="the query that writes x sits one position after the colour word, and the key to forbid is the colour word itself, at the same position in every scene; measure the success inside the with block.",
+          code_hint="colour = colour_word_position(config); with attention_knocked_out(model, 1, 1, colour + 1, torch.full((200,), colour)): answer = success_rate(model, held_out_scenes(200))")
+def _knock_out(answer):
     value = number(answer)
-    ablated, intact = _ablated_success()
+    knocked, zeroed, intact = _knocked_out_success()
     if not 0 <= value <= 1:
         return "a success rate is a fraction between 0 and 1."
-    if math.isclose(value, intact, abs_tol=1e-9) and not math.isclose(ablated, intact, abs_tol=1e-9):
-        return "that is the intact model: pass the heads to zero as zero_heads={layer: [heads]}."
-    return math.isclose(value, ablated, abs_tol=1e-9)
+    if math.isclose(value, knocked, abs_tol=1e-9):
+        return True
+    if math.isclose(value, intact, abs_tol=1e-9):
+        return "that is the intact model: measure inside the with block, where the look is forbidden."
+    if math.isclose(value, zeroed, abs_tol=1e-9):
+        return "that zeroes the whole head; forbid only its one look, from the query that writes x to the colour word."
+    return False
