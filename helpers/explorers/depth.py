@@ -10,8 +10,6 @@ two output projections; one of its settings is GPT-2's initialisation, 1/√(2L)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 
 import ipywidgets as widgets
@@ -22,6 +20,7 @@ from helpers.i18n import N_
 from helpers.i18n import translate as tr
 
 from ..layers import EncoderBlock, LayerNorm
+from ..training import one_thread
 from ..widgets import LiveFigure, new_figure
 
 MAX_DEPTH = 32
@@ -58,18 +57,6 @@ def _full_stack(gain: float, seed: int) -> tuple[list[EncoderBlock], LayerNorm]:
     """make_stack(MAX_DEPTH), built once per (gain, seed): building is slower than running."""
     with one_thread():
         return make_stack(MAX_DEPTH, gain, seed)
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run tiny tensors on one intra-op thread, then restore the setting. Measured on the
-    2-core reference machine under load: 0.2 s instead of 2-4 s for two 32-block passes."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def rms(t: torch.Tensor) -> float:
