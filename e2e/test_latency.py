@@ -34,7 +34,7 @@ STEPS = 25
 SEQUENCE_LENGTH = 32
 STEP_PAUSE = 0.3  # seconds from one key press to the next (a learner tapping the arrow key)
 TARGET_MS = 60  # the series' goal (reported); a quiet 2-core machine meets it
-FAIL_MS = 250  # fail only when far over: a full re-plot per step costs about this much
+FAIL_MS = 250  # fail only when far over (4x the target): a full re-plot per step costs about this much, a busy machine less
 LENGTH_LABEL = re.compile(r"^(n\b|seq|.*length|.*tokens)", re.IGNORECASE)
 DK_LABEL = re.compile(r"d.?k", re.IGNORECASE)
 

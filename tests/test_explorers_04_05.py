@@ -6,8 +6,6 @@ changes), and the masking explorer over every combination of its four controls.
 
 import base64
 import itertools
-import os
-import time
 import warnings
 
 import ipywidgets as widgets
@@ -136,37 +134,3 @@ def test_pad_slider_follows_length():
     assert live.readouts["pad tokens"] == 3
     live.set(length=MAX_LENGTH)
     assert live.controls["pads"].max == MAX_LENGTH - 1
-
-
-def _timed(live, moves) -> tuple[float, float]:
-    """Median wall time (``last_update_ms``) and median CPU time of this process, in ms, per move."""
-    wall, cpu = [], []
-    for move in moves:
-        start = time.process_time()
-        live.set(**move)
-        cpu.append((time.process_time() - start) * 1e3)
-        wall.append(live.last_update_ms)
-    return float(np.median(wall)), float(np.median(cpu))
-
-
-def test_update_times(record_property):
-    """Kernel-side update time (compute + draw + PNG), per control. Machine-dependent: printed
-    and recorded; the bounds are loose for a shared CI machine. CPU time is the steadier
-    number on a loaded machine. Re-run alone with `pytest -s -k update_times`."""
-    sentences = load_sentences()
-    live = sentence_explorer()
-    results = {
-        "sentence: first visit of each": _timed(live, [{"sentence": s} for s in sentences[1:]]),
-        "sentence: coming back": _timed(live, [{"sentence": s} for s in sentences * 2]),
-        "query": _timed(live, [{"query": t} for t in list(range(7)) * 3]),
-    }
-    mask = masking_explorer()
-    results["masking: causal on/off"] = _timed(mask, [{"causal": i % 2 == 0} for i in range(8)])
-    results["masking: pad side"] = _timed(mask, [{"side": ("right", "left")[i % 2]} for i in range(8)])
-    results["masking: pad count"] = _timed(mask, [{"pads": p} for p in list(range(8)) * 2])
-    results["masking: length"] = _timed(mask, [{"length": n} for n in range(2, MAX_LENGTH + 1)])
-    print(f"\n{'control':<32} {'wall ms':>8} {'CPU ms':>8}   (medians; {os.getloadavg()[0]:.1f} load average)")
-    for name, (wall, cpu) in results.items():
-        record_property(name, {"wall_ms": wall, "cpu_ms": cpu})
-        print(f"{name:<32} {wall:8.1f} {cpu:8.1f}")
-    assert all(cpu < 250 for _, cpu in results.values()), results

@@ -227,21 +227,20 @@ def test_the_all_depths_table_equals_each_depth_run_alone(gain, norm_first):
     assert not np.isnan(gradients[np.tril_indices(MAX_DEPTH)]).any()
 
 
-def test_depth_updates_only_redraw(record_property):
-    """Every position is computed when the explorer is built (``depth_table``), so an update
-    is only a redraw: about 16-20 ms of CPU time on the 2-core reference machine. The bound
-    on the wall time is loose because the test machines are shared."""
+def test_depth_updates_only_redraw():
+    """Every position is computed once (``depth_table``, cached), so an update after the first
+    visit of a (placement, gain) is only a redraw: no table is computed again. Its speed is
+    measured by ``make bench``."""
     live = depth_explorer(depth=1)
-    times = []
+    for gain in GAINS:
+        live.set(gain=gain)
+    computed = depth_table.cache_info().misses
     for gain in GAINS:
         live.set(gain=gain)
         for depth in range(1, MAX_DEPTH + 1, 3):
             live.set(depth=depth)
-            times.append(live.last_update_ms)
-    median = float(np.median(times))
-    record_property("median_ms", median)
+    assert depth_table.cache_info().misses == computed
     assert depth_table.cache_info().currsize >= len(GAINS) * len(PLACEMENTS)
-    assert median < 100
 
 
 def test_a_shallow_stack_is_a_prefix_of_the_deep_one():

@@ -1,6 +1,5 @@
 """The explorers of notebooks 08-10: every control swept, pictures change, no warning, no NaN."""
 
-import numpy as np
 import torch
 
 from helpers.explorers.position import ORDERS, POSITIONS, attend, demo_sentence, position_explorer
@@ -8,8 +7,7 @@ from tests.widget_sweep import sweep
 
 
 def test_position_explorer_sweeps():
-    times = sweep(position_explorer())
-    assert np.median(times) < 1000  # ms; ~20 ms on a quiet 2-core machine
+    sweep(position_explorer())
 
 
 def test_position_explorer_equivariance_readout():
@@ -43,8 +41,7 @@ def test_scale_explorer_sweeps():
     from helpers.explorers.scale import scale_explorer
 
     live = scale_explorer()
-    times = sweep(live)
-    assert np.median(times) < 1000  # ms; blitted: ~40 ms on a quiet 2-core machine
+    sweep(live)
     live.set(context=4096, kv_heads=32, bytes_per_value=2)
     assert live.readouts["KV cache, all layers (GiB)"] == 2.0
     assert 13.5 < live.readouts["n × n part of FLOPs (%)"] < 14.5
@@ -53,16 +50,11 @@ def test_scale_explorer_sweeps():
     assert live.readouts["KV cache, all layers (GiB)"] == 0.5
 
 
-def test_trained_explorer_sweeps_and_loads_fast():
-    import time
-
+def test_trained_explorer_sweeps():
     from helpers.explorers.trained import trained_explorer
 
-    start = time.perf_counter()
     live = trained_explorer()
-    assert time.perf_counter() - start < 10  # loads the shipped weights, no training
-    times = sweep(live)
-    assert np.median(times) < 1000  # ms; ~20 ms on a quiet 2-core machine
+    sweep(live)
     live.set(layer=1, head=0, word="BADGE", weights="trained")
     assert live.readouts["model's output"] == "EGDAB" and live.readouts["correct"] == "yes"
     assert live.readouts["weight on the mirror position"] > 0.8

@@ -1,8 +1,6 @@
-"""Notebook 10b's explorer: every control swept, pictures change, no warning, no NaN, fast updates."""
+"""Notebook 10b's explorer: every control swept, pictures change, no warning, no NaN (speed: `make bench`)."""
 
-import time
 
-import numpy as np
 import torch
 
 from helpers.explorers.induction import induction_explorer
@@ -11,12 +9,8 @@ from tests.widget_sweep import sweep
 torch.set_num_threads(1)
 
 
-def test_induction_explorer_sweeps_and_loads_fast():
-    start = time.perf_counter()
-    live = induction_explorer()
-    assert time.perf_counter() - start < 10  # loads the shipped weights, no training
-    times = sweep(live)
-    assert np.median(times) < 1000  # ms; the series' target of <= 30 ms is measured on a quiet machine
+def test_induction_explorer_sweeps():
+    sweep(induction_explorer())
 
 
 def test_induction_explorer_readouts_follow_the_heads():

@@ -1,4 +1,4 @@
-"""Notebook 11's explorer: every control swept, pictures change, no warning, no NaN, fast enough."""
+"""Notebook 11's explorer: every control swept, pictures change, no warning, no NaN (speed: `make bench`)."""
 
 import numpy as np
 import torch
@@ -13,10 +13,9 @@ def test_vla_explorer_sweeps_every_control():
     torch.set_num_threads(1)
     try:
         live = vla_explorer()
-        times = sweep(live)
+        sweep(live)
     finally:
         torch.set_num_threads(threads)
-    assert np.median(times) < 1000  # ms; ~10 ms on a quiet 2-core machine
     assert set(live.controls["model"].options) == set(MODELS)
     assert list(live.controls["query"].options) == list(QUERIES)
 
