@@ -176,3 +176,13 @@ def test_the_learner_folder_is_ignored_by_git(path):
     ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT)
     assert ignored.returncode == 0, f"git does not ignore {path}: add /my-work/ to .gitignore"
 
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+@pytest.mark.parametrize("lang, edition, start", [
+    ("en_GB.UTF-8", "en", "/lab/tree/00_start_here"), ("ko", "ko", "/lab/tree/ko/00_start_here"),
+])
+def test_make_lab_syncs_then_serves_the_learner_folder(lang, edition, start):
+    plan = subprocess.run(["make", "-n", "lab", f"LANG={lang}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert plan.index(f"scripts/workspace.py sync --edition {edition}") < plan.index("jupyter lab")
+    assert "--notebook-dir=my-work" in plan and start in plan
