@@ -116,22 +116,40 @@ def short_name(name: str) -> str:
     return f"{folder}/{number}" if folder else number
 
 
+NOTE = {  # what sync prints, in the edition's language
+    "en": {
+        "where": "Your work lives in {work}/ (git-ignored: `git pull` never changes it).",
+        "copied": "Copied {n} notebook(s) you did not have yet.",
+        "newer": "The series has a newer version of these; your copy stays as you left it:",
+        "restart": "make restart keeps your copy, renamed <name>.old-<date>.ipynb, beside the fresh one.",
+        "others": "({n} notebook(s) of the Korean edition also have a newer version: make lab LANG=ko lists them.)",
+    },
+    "ko": {
+        "where": "내 작업은 {work}/에 있습니다 (git이 무시하는 폴더라 `git pull`이 건드리지 않습니다).",
+        "copied": "아직 없던 노트북 {n}개를 복사했습니다.",
+        "newer": "시리즈에 다음 노트북의 새 버전이 있습니다. 내 사본은 그대로 둡니다:",
+        "restart": "make restart는 내 사본의 이름을 <이름>.old-<날짜>.ipynb로 바꿔 새 사본 옆에 남겨 둡니다.",
+        "others": "(영어판 노트북 {n}개에도 새 버전이 있습니다: make lab LANG=en에서 보입니다.)",
+    },
+}
+
+
 def note(copied: list[str], newer: list[str], work: Path, language: str = "en") -> str:
-    """The few lines ``make lab`` prints: where the work lives, what was copied, and which
-    chapters of the learner's edition have a newer version (the other edition's only counted)."""
-    lines = [f"Your work lives in {work.name}/ (git-ignored: `git pull` never changes it)."]
+    """The few lines ``make lab`` prints, in the edition's language: where the work lives, what
+    was copied, and which notebooks of the learner's edition have a newer version (the other
+    edition's only counted)."""
+    say = NOTE[language]
+    lines = [say["where"].format(work=work.name)]
     if copied:
-        lines.append(f"Copied {len(copied)} notebook(s) you did not have yet.")
+        lines.append(say["copied"].format(n=len(copied)))
     mine = [name for name in newer if edition(name) == language]
     if mine:
-        lines.append("A newer version of these is in the series; your copy is as you left it:")
+        lines.append(say["newer"])
         width = max(len(name) for name in mine)
         lines += [f"  {name:<{width}}   make restart NB={short_name(name)}" for name in mine]
-        lines.append("Restarting keeps your copy, renamed <name>.old-<date>.ipynb, next to the fresh one.")
-    others = len(newer) - len(mine)
-    if others:
-        other = "Korean" if language == "en" else "English"
-        lines.append(f"({others} notebook(s) of the {other} edition also have a newer version.)")
+        lines.append(say["restart"])
+    if len(newer) > len(mine):
+        lines.append(say["others"].format(n=len(newer) - len(mine)))
     return "\n".join(lines)
 
 

@@ -93,7 +93,9 @@ def test_a_changed_chapter_is_named_with_the_command_to_restart_it(series):
     english = workspace.note([], newer, work, "en")
     assert "03_scaling_sqrt_dk.ipynb   make restart NB=03\n" in english
     assert "NB=ko/03" not in english and "1 notebook(s) of the Korean edition" in english
-    assert "make restart NB=ko/03" in workspace.note([], newer, work, "ko")
+    korean = workspace.note([], newer, work, "ko")
+    assert "ko/03_scaling_sqrt_dk.ipynb   make restart NB=ko/03\n" in korean
+    assert "NB=03\n" not in korean and "영어판 노트북 1개" in korean and "새 버전" in korean
 
 
 def test_re_executing_a_notebook_unchanged_is_not_a_newer_version(series):
