@@ -10,7 +10,7 @@ INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as s
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
-.PHONY: setup lab check test test-portable test-compat lint bench notebooks kernel e2e site test-site clean
+.PHONY: setup lab restart check test test-portable test-compat lint bench notebooks kernel e2e site test-site clean
 
 setup: $(STAMP)
 
@@ -23,9 +23,20 @@ $(STAMP): requirements.txt pyproject.toml
 # The Korean edition: make lab LANG=ko (a Korean locale, LANG=ko_KR.UTF-8, opens it too).
 KOREAN := $(if $(filter ko%,$(LANG)),ko/)
 
+# A learner works in my-work/ (git-ignored): `workspace.py sync` copies the notebooks it lacks,
+# never overwrites one, and names the chapters the series has a newer version of.
+WORKSPACE := $(BIN)/python scripts/workspace.py
+
 lab: $(STAMP)
+	@$(WORKSPACE) sync --edition $(if $(KOREAN),ko,en)
 	$(if $(filter ko,$(LANG)),env -u LANG) $(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
-		--notebook-dir=notebooks $(ROOT_FLAG) --LabApp.default_url=/lab/tree/$(KOREAN)00_start_here.ipynb
+		--notebook-dir=my-work $(ROOT_FLAG) --LabApp.default_url=/lab/tree/$(KOREAN)00_start_here.ipynb
+
+# A fresh copy of one notebook in my-work/, the old one kept under a dated name:
+# make restart NB=03 (NB=ko/03 for the Korean edition, NB=solutions/03 for a solution).
+restart: $(STAMP)
+	@test "$(origin NB)" = "command line" || { echo "say which notebook: make restart NB=03"; exit 2; }
+	@$(WORKSPACE) restart $(NB)
 
 # Two workers, one file each at a time (a notebook's cells must stay in one kernel);
 # one thread per worker so the two do not fight over the two cores. No test asserts a time
