@@ -134,6 +134,7 @@ def test_twin_links_and_colab_paths():
     box = practice_box("solutions/03_scaling_sqrt_dk_solutions", "en", "https://github.com/o/r")
     assert 'href="../../ko/solutions/03_scaling_sqrt_dk_solutions.html"' in box
     assert 'href="../notebooks/solutions/03_scaling_sqrt_dk_solutions.ipynb" download' in box
+    assert "make lab    # then open my-work/solutions/03_scaling_sqrt_dk_solutions.ipynb" in box
     with pytest.raises(ValueError, match="SITE_REPOSITORY"):
         practice_box("00_start_here", "en", "https://example.org/r")
     for language in ("en", "ko"):

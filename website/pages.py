@@ -125,7 +125,8 @@ def practice_box(page: str, language: str, repository: str) -> str:
     repo_path = "notebooks/" + ("ko/" if language == "ko" else "") + page + ".ipynb"
     colab = f"https://colab.research.google.com/github/{_github_path(repository)}/blob/main/{repo_path}"
     lab = "make lab LANG=ko" if language == "ko" else "make lab"
-    command = f"git clone {repository} attention-lab\ncd attention-lab\n{lab}    # then open {repo_path}"
+    work_path = "my-work/" + repo_path.removeprefix("notebooks/")  # make lab opens the learner's own copies
+    command = f"git clone {repository} attention-lab\ncd attention-lab\n{lab}    # then open {work_path}"
     twin = f"{up}../{OTHER[language]}/{page}.html"
     return (
         f'<div class="al-practice">\n'
