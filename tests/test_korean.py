@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tokenize
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -230,8 +231,34 @@ def test_a_template_translates_its_fields_and_nested_messages(monkeypatch):
 
 
 def test_every_korean_template_keeps_the_fields_of_its_english():
+    """The same field names, each as often as in the English (a multiset, not a set): a Korean
+    field is filled by its name, so a name the English lacks has no value, and a field the
+    English repeats (``(B, 3, {IMAGE}, {IMAGE})``) must be shown as often in the Korean."""
     for en, ko in i18n.catalog("ko").items():
-        assert sorted(i18n._fields(en)) == sorted(i18n._fields(ko)), f"fields differ: {en!r} -> {ko!r}"
+        english, korean = Counter(i18n._fields(en)), Counter(i18n._fields(ko))
+        assert english == korean, (f"fields differ: {en!r} -> {ko!r}: Korean lacks {sorted((english - korean).elements())}"
+                                   f", has extra {sorted((korean - english).elements())}")
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """``template`` with each field replaced by its value, by name (this test's own filling, so
+    the test does not trust the code it checks)."""
+    return i18n.FIELD.sub(lambda m: m.group(0)[0] if m.group(1) is None else values[m.group(1)], template)
+
+
+def test_every_translated_message_puts_each_value_in_the_slot_of_its_field():
+    """Each English template rendered with a distinct value per field (⟨v0⟩, ⟨v1⟩, ...) comes
+    out as the Korean template rendered with the same values: every value there, in the slot of
+    its own field, even where Korean word order moves the fields."""
+    wrong = []
+    for en, ko in i18n.catalog("ko").items():
+        values = {name: f"⟨v{i}⟩" for i, name in enumerate(dict.fromkeys(i18n._fields(en)))}
+        if values:
+            got, expected = i18n.translate(render(en, values), "ko"), render(ko, values)
+            missing = [v for v in values.values() if v not in got]
+            if got != expected:
+                wrong.append(f"{en!r}: got {got!r}, expected {expected!r}" + (f", lost {missing}" if missing else ""))
+    assert not wrong, f"{len(wrong)} messages put values in the wrong fields:\n" + "\n".join(wrong)
 
 
 def test_the_heads_readout_and_errors_keep_their_numbers_in_place(korean):
