@@ -9,7 +9,8 @@ widget is made, so :func:`set_language` takes effect for everything made after i
 
 Korean text comes from ``helpers/locale/ko.json``, keyed by the English text as written in
 the source: a plain string, or an f-string whose ``{...}`` fields are kept as placeholders
-(``"your mask has shape {got.shape}; ..."``). What is translated:
+(``"your mask has shape {got.shape}; ..."``). A translation's fields are filled by name, so it
+may put them in its own word order. What is translated:
 
 - checker feedback (``helpers/checks.py`` and ``helpers/exercises/``: what checkers return or
   raise, ``hint=`` arguments, tables of hints), found in the source;
@@ -165,22 +166,33 @@ def message_templates() -> list[str]:
 
 
 def _fields(template: str) -> list[str]:
+    """The names of a template's fields (their source text, e.g. ``got.shape``, ``n:.1f``), in
+    order, a repeated field as often as it appears."""
     return [m.group(1) for m in FIELD.finditer(template) if m.group(1) is not None]
 
 
 def _pattern(template: str) -> re.Pattern:
-    parts, last = [], 0
+    """A regex for the messages ``template`` makes: one group per distinct field, in order of
+    first appearance; a repeated field must repeat its value."""
+    parts, last, group = [], 0, {}
     for m in FIELD.finditer(template):
         parts.append(re.escape(template[last:m.start()]))
-        parts.append(re.escape(m.group(0)[0]) if m.group(1) is None else "(.*?)")
+        if m.group(1) is None:  # {{ or }}
+            parts.append(re.escape(m.group(0)[0]))
+        elif m.group(1) in group:
+            parts.append(f"(?P={group[m.group(1)]})")
+        else:
+            group[m.group(1)] = f"f{len(group)}"
+            parts.append(f"(?P<{group[m.group(1)]}>.*?)")
         last = m.end()
     parts.append(re.escape(template[last:]))
     return re.compile("".join(parts), re.DOTALL)
 
 
-def _fill(template: str, values: list[str]) -> str:
-    it = iter(values)
-    return FIELD.sub(lambda m: m.group(0)[0] if m.group(1) is None else next(it), template)
+def _fill(template: str, values: dict[str, str]) -> str:
+    """``template`` with each field replaced by the value of the field of that name, wherever it
+    stands, and ``{{``/``}}`` by a brace; a KeyError names a field ``values`` lacks."""
+    return FIELD.sub(lambda m: m.group(0)[0] if m.group(1) is None else values[m.group(1)], template)
 
 
 @cache
@@ -217,9 +229,10 @@ def _translated(message: str, lang: str) -> str:
     table = catalog(lang)
     plain = message.replace("{", "{{").replace("}", "}}")
     if plain in table:
-        return _fill(table[plain], [])
-    for pattern, _, target in _compiled(lang):
+        return _fill(table[plain], {})
+    for pattern, source, target in _compiled(lang):
         match = pattern.fullmatch(message)
-        if match:
-            return _fill(target, [_translated(v, lang) if v else v for v in match.groups()])
+        if match:  # the values by field name, so a translation may put its fields in any order
+            values = [_translated(v, lang) if v else v for v in match.groups()]
+            return _fill(target, dict(zip(dict.fromkeys(_fields(source)), values, strict=True)))
     return message

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tokenize
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -24,6 +25,7 @@ from matplotlib.figure import Figure
 
 from helpers import fonts, i18n
 from helpers.checks import evaluate
+from helpers.explorers.heads import heads_explorer
 from tests import exercise_harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +210,8 @@ def test_the_language_follows_the_notebook_then_the_folder_and_the_variable_over
 
 def test_a_template_translates_its_fields_and_nested_messages(monkeypatch):
     table = {"your mask has shape {got.shape}; 5 tokens need a 5 × 5 mask.": "마스크 모양이 {got.shape}입니다.",
-             "Not yet. Hint: {hint}": "아직입니다. 힌트: {hint}", "a set {{0, 1}} of keys": "키 집합 {{0, 1}}"}
+             "Not yet. Hint: {hint}": "아직입니다. 힌트: {hint}", "a set {{0, 1}} of keys": "키 집합 {{0, 1}}",
+             "{a} in {{{b}}}, {a} again": "{{{b}}} 안의 {a}, 다시 {a}", "{a} or {b}": "{a} 또는 {c}"}
     monkeypatch.setattr(i18n, "catalog", lambda lang="ko": table)
     i18n._compiled.cache_clear()
     i18n._translated.cache_clear()
@@ -216,6 +219,10 @@ def test_a_template_translates_its_fields_and_nested_messages(monkeypatch):
         nested = "Not yet. Hint: your mask has shape (4, 4); 5 tokens need a 5 × 5 mask."
         assert i18n.translate(nested, "ko") == "아직입니다. 힌트: 마스크 모양이 (4, 4)입니다."
         assert i18n.translate("a set {0, 1} of keys", "ko") == "키 집합 {0, 1}"
+        assert i18n.translate("x in {y, z}, x again", "ko") == "{y, z} 안의 x, 다시 x"  # by name, braces kept
+        assert i18n.translate("x in {y}, w again", "ko") == "x in {y}, w again"  # a repeated field repeats its value
+        with pytest.raises(KeyError, match="'c'"):  # a Korean field the English lacks is an error, not a guess
+            i18n.translate("x or y", "ko")
         assert i18n.translate("a message nobody translated", "ko") == "a message nobody translated"
         assert i18n.translate(nested, "en") == nested
     finally:
@@ -224,8 +231,43 @@ def test_a_template_translates_its_fields_and_nested_messages(monkeypatch):
 
 
 def test_every_korean_template_keeps_the_fields_of_its_english():
+    """The same field names, each as often as in the English (a multiset, not a set): a Korean
+    field is filled by its name, so a name the English lacks has no value, and a field the
+    English repeats (``(B, 3, {IMAGE}, {IMAGE})``) must be shown as often in the Korean."""
     for en, ko in i18n.catalog("ko").items():
-        assert sorted(i18n._fields(en)) == sorted(i18n._fields(ko)), f"fields differ: {en!r} -> {ko!r}"
+        english, korean = Counter(i18n._fields(en)), Counter(i18n._fields(ko))
+        assert english == korean, (f"fields differ: {en!r} -> {ko!r}: Korean lacks {sorted((english - korean).elements())}"
+                                   f", has extra {sorted((korean - english).elements())}")
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """``template`` with each field replaced by its value, by name (this test's own filling, so
+    the test does not trust the code it checks)."""
+    return i18n.FIELD.sub(lambda m: m.group(0)[0] if m.group(1) is None else values[m.group(1)], template)
+
+
+def test_every_translated_message_puts_each_value_in_the_slot_of_its_field():
+    """Each English template rendered with a distinct value per field (⟨v0⟩, ⟨v1⟩, ...) comes
+    out as the Korean template rendered with the same values: every value there, in the slot of
+    its own field, even where Korean word order moves the fields."""
+    wrong = []
+    for en, ko in i18n.catalog("ko").items():
+        values = {name: f"⟨v{i}⟩" for i, name in enumerate(dict.fromkeys(i18n._fields(en)))}
+        if values:
+            got, expected = i18n.translate(render(en, values), "ko"), render(ko, values)
+            missing = [v for v in values.values() if v not in got]
+            if got != expected:
+                wrong.append(f"{en!r}: got {got!r}, expected {expected!r}" + (f", lost {missing}" if missing else ""))
+    assert not wrong, f"{len(wrong)} messages put values in the wrong fields:\n" + "\n".join(wrong)
+
+
+def test_the_heads_readout_and_errors_keep_their_numbers_in_place(korean):
+    """The 06 explorer's readout said "h = 0 가운데 4번" for head 0 of 4 when fields were filled by
+    position."""
+    assert "{head} of h = {num_heads}" in i18n.catalog("ko")
+    assert i18n.translate("0 of h = 4", "ko") == "h = 4 가운데 0번"
+    assert heads_explorer(num_heads=8, head=7).readouts["head"] == "h = 8 가운데 7번"
+    assert i18n.translate("3 key-labels given for 5 key-positions", "ko") == "key-위치 5개에 key-레이블이 3개 주어졌습니다."
 
 
 # --- the code of the two editions is one code ----------------------------------------------
