@@ -6,7 +6,8 @@ is opened as ``make lab`` serves it (stock settings) and, for a few, as Jupyter 
 serves it; for each Predict we look whether an output of its answer cells shows when the
 notebook opens (the goal: none), and print the count per notebook. Then, in one notebook per
 app, the learner runs the first few answer cells one by one (Shift+Enter, after running the
-cells above them): each one's output must show, and its folded "…" bar must be gone.
+cells above them): each one's output must show, and its folded "…" bar must be gone; and a
+click on the next answer cell's bar unfolds its stored output without running it.
 """
 
 from __future__ import annotations
@@ -124,11 +125,20 @@ def shown_after_running(page, server, root: Path, notebook: str) -> None:
     the notebook stores, after."""
     nb, predicts = answers(root, notebook)
     lab_page.open_notebook(page, server, f"{FRESH}/{notebook}")
-    chosen = sorted({i for indices in predicts.values() for i in indices})[:ANSWERS_RUN]
-    lab_page.wait_cells(page, chosen[-1] + 1)
+    *chosen, clicked = sorted({i for indices in predicts.values() for i in indices})[:ANSWERS_RUN + 1]
+    lab_page.wait_cells(page, clicked + 1)
     states = lab_page.cell_states(page)
-    assert all(states[i]["folded"] and not states[i]["output_shown"] for i in chosen), \
-        f"{notebook}: answer cells {chosen} are not all folded at open"
+    assert all(states[i]["folded"] and not states[i]["output_shown"] for i in chosen + [clicked]), \
+        f"{notebook}: answer cells {chosen + [clicked]} are not all folded at open"
+
+    # A learner who wants the answer without running: a click on the "…" bar unfolds the stored output.
+    lab_page.cells(page).nth(clicked).locator(".jp-OutputPlaceholder").click()
+    page.wait_for_timeout(500)
+    state = lab_page.cell_states(page)[clicked]
+    print(f"\n{notebook}, answer cell {clicked} after a click on its bar: output shown {state['output_shown']}, "
+          f"folded {state['folded']}", end="")
+    assert state["output_shown"] and not state["folded"], f"a click on cell {clicked}'s bar did not unfold it"
+    assert stored_text(nb.cells[clicked]) in state["text"], f"cell {clicked} shows {state['text'][:300]!r}"
 
     lab_page.cells(page).nth(chosen[0]).locator(".jp-InputPrompt").click()  # select it (command mode)
     lab_page.menu(page, "Run", "Run All Above Selected Cell")
