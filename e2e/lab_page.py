@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.error
 from dataclasses import dataclass
 
 from playwright.sync_api import Locator, Page
@@ -83,6 +84,15 @@ def wait_kernel_idle(page: Page, timeout: float = 120.0, settle: float = 0.5) ->
     raise TimeoutError(f"kernel not idle after {timeout:.0f} s; status bar says {status!r}")
 
 
+def kernels_running(lab: JupyterLab) -> bool:
+    """True if the server lists a kernel. A listing that fails (HTTP 500, seen while another
+    page's kernel was being shut down) counts as none yet: the caller asks again."""
+    try:
+        return bool(lab.api("GET", "/api/kernels"))
+    except urllib.error.HTTPError:
+        return False
+
+
 def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
     """Open ``path`` (relative to the served folder) in a fresh workspace; wait for an idle kernel."""
     if lab.app == "notebook":  # Jupyter Notebook 7: one notebook per page, no file browser
@@ -96,7 +106,7 @@ def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
         page.keyboard.press("Control+b")  # hide the file browser: more room for the notebook
     else:  # Notebook 7 says Idle before its kernel exists: wait for the kernel and the cells
         deadline = time.monotonic() + 90
-        while not (lab.api("GET", "/api/kernels") and code_prompts(page)):
+        while not (kernels_running(lab) and code_prompts(page)):
             if time.monotonic() > deadline:
                 raise TimeoutError("Notebook 7 started no kernel within 90 s")
             time.sleep(0.25)
