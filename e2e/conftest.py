@@ -101,16 +101,38 @@ def browser():
         psutil.wait_procs(started, timeout=10)
 
 
-@pytest.fixture
-def page(browser, lab):
-    """A fresh browser context and page; kernels are shut down after each test."""
+def fresh_page(browser, server):
+    """A fresh browser context and page; the server's kernels are shut down afterwards."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(30_000)
     try:
         yield context.new_page()
     finally:
         context.close()
-        lab.shutdown_kernels()
+        server.shutdown_kernels()
+
+
+@pytest.fixture
+def page(browser, lab):
+    """A fresh page in JupyterLab's browser; kernels are shut down after each test."""
+    yield from fresh_page(browser, lab)
+
+
+@pytest.fixture(scope="module")
+def notebook7(lab_root):
+    """Jupyter Notebook 7 (the `notebook` package) serving the same copy, for one test module."""
+    server = JupyterLab(lab_root, app="notebook")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def nb7_page(browser, notebook7):
+    """A fresh page for Notebook 7; its kernels are shut down after each test."""
+    yield from fresh_page(browser, notebook7)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.error
 from dataclasses import dataclass
 
 from playwright.sync_api import Locator, Page
@@ -83,6 +84,15 @@ def wait_kernel_idle(page: Page, timeout: float = 120.0, settle: float = 0.5) ->
     raise TimeoutError(f"kernel not idle after {timeout:.0f} s; status bar says {status!r}")
 
 
+def kernels_running(lab: JupyterLab) -> bool:
+    """True if the server lists a kernel. A listing that fails (HTTP 500, seen while another
+    page's kernel was being shut down) counts as none yet: the caller asks again."""
+    try:
+        return bool(lab.api("GET", "/api/kernels"))
+    except urllib.error.HTTPError:
+        return False
+
+
 def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
     """Open ``path`` (relative to the served folder) in a fresh workspace; wait for an idle kernel."""
     if lab.app == "notebook":  # Jupyter Notebook 7: one notebook per page, no file browser
@@ -96,12 +106,37 @@ def open_notebook(page: Page, lab: JupyterLab, path: str) -> Locator:
         page.keyboard.press("Control+b")  # hide the file browser: more room for the notebook
     else:  # Notebook 7 says Idle before its kernel exists: wait for the kernel and the cells
         deadline = time.monotonic() + 90
-        while not (lab.api("GET", "/api/kernels") and code_prompts(page)):
+        while not (kernels_running(lab) and code_prompts(page)):
             if time.monotonic() > deadline:
                 raise TimeoutError("Notebook 7 started no kernel within 90 s")
             time.sleep(0.25)
     wait_kernel_idle(page)
     return notebook
+
+
+def menu(page: Page, top: str, item: str) -> None:
+    """Click ``top`` in the menu bar, then ``item`` (its label, up to any trailing "…"). JupyterLab
+    and Notebook 7 share the menus."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{re.escape(top)}$")).first.click()
+    label = re.compile(f"^{re.escape(item)}…?$")
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text=label).click()
+
+
+def open_from_path(page: Page, path: str) -> Locator:
+    """In a JupyterLab page already loaded, File > Open from Path… (no reload of the app, no
+    wait for the kernel): the notebook opens in a new tab, which becomes the current one."""
+    menu(page, "File", "Open from Path")
+    page.locator(".jp-Dialog input").fill(path)
+    page.keyboard.press("Enter")
+    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first
+    notebook.wait_for(state="visible", timeout=90_000)
+    return notebook
+
+
+def close_tab(page: Page) -> None:
+    """Close the current notebook tab (Alt+W), as a learner would; its kernel keeps running."""
+    page.keyboard.press("Alt+w")
+    page.locator(".jp-NotebookPanel").first.wait_for(state="detached")
 
 
 def code_prompts(page: Page) -> list[str]:
@@ -113,8 +148,7 @@ def run_all(page: Page, timeout: float = 180.0) -> float:
     kernel is idle. Returns the seconds it took. (After an error the cells below it stay
     unrun: :func:`unrun_cells` tells.)"""
     start = time.monotonic()
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
-    page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    menu(page, "Run", "Run All Cells")
     deadline = start + timeout
     while time.monotonic() < deadline:
         if "[*]:" not in code_prompts(page):
@@ -269,3 +303,44 @@ def wait_for_new_readouts(explorer: Locator, before: dict, timeout: float = 5.0)
         time.sleep(0.05)
         now = snapshot(explorer)
     return now
+
+
+# Per cell of the open notebook, in order: is it a code cell, does an output show, is a folded
+# output's "…" bar (JupyterLab's placeholder for hidden outputs) showing, and the outputs' text.
+# checkVisibility() is false under display:none; cells that content-visibility skips off
+# screen still count as shown (the learner sees them on scrolling).
+CELL_STATES_JS = """
+() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'), (cell) => {
+  const outputs = Array.from(cell.querySelectorAll('.jp-OutputArea-output'));
+  const shown = (el) => el.checkVisibility({visibilityProperty: true, opacityProperty: true});
+  return {
+    code: cell.classList.contains('jp-CodeCell'),
+    output_shown: outputs.some(shown),
+    folded: Array.from(cell.querySelectorAll('.jp-OutputPlaceholder')).some(shown),
+    text: outputs.filter(shown).map((o) => o.textContent).join('\\n'),
+    pictures: outputs.filter(shown).reduce((n, o) => n + o.querySelectorAll('img').length, 0),
+  };
+})
+"""
+
+
+def cells(page: Page) -> Locator:
+    """Every cell of the open notebook, in order (markdown and code)."""
+    return page.locator(".jp-Notebook .jp-Cell")
+
+
+def wait_cells(page: Page, count: int, timeout: float = 60.0) -> None:
+    """Wait until the first ``count`` cells of the notebook are in the page (JupyterLab attaches
+    a long notebook's cells in batches, when the browser is idle, after it opens) and their
+    stored outputs are rendered."""
+    deadline = time.monotonic() + timeout
+    while cells(page).count() < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{cells(page).count()} of {count} cells in the page after {timeout:.0f} s")
+        time.sleep(0.1)
+    page.wait_for_timeout(300)  # the last batch's outputs
+
+
+def cell_states(page: Page) -> list[dict]:
+    """:data:`CELL_STATES_JS` for the open notebook: one dict per cell, in order."""
+    return page.evaluate(CELL_STATES_JS)

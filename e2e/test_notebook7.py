@@ -4,33 +4,9 @@ picture and readouts must change each time."""
 
 from __future__ import annotations
 
-import pytest
-
 from e2e import lab_page
-from e2e.jupyter_server import JupyterLab
 
 NOTEBOOK = "03_scaling_sqrt_dk.ipynb"
-
-
-@pytest.fixture(scope="module")
-def notebook7(lab_root):
-    server = JupyterLab(lab_root, app="notebook")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def nb7_page(browser, notebook7):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(30_000)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-        notebook7.shutdown_kernels()
 
 
 def test_saturation_explorer_follows_its_d_k_slider_in_notebook7(nb7_page, notebook7, out_dir):
