@@ -77,10 +77,13 @@ def step_controls(live, positions: int) -> dict[str, tuple[list[float], list[flo
     return timings
 
 
-def bench_explorers(positions: int, warm_up: bool) -> list[dict]:
-    """One row per (explorer, control): update medians; the explorer's build time on its first row."""
+def bench_explorers(positions: int, warm_up: bool, only: list[str] | None = None) -> list[dict]:
+    """One row per (explorer, control): update medians; the explorer's build time on its first row.
+    ``only``: the notebooks (file stems) whose explorers to measure; default all."""
     rows = []
     for (stem, cell_id) in EXPLORER_CELLS:
+        if only and stem not in only:
+            continue
         start = time.perf_counter()
         live = build_explorer(ROOT / "notebooks" / f"{stem}.ipynb", cell_id)
         build_s = time.perf_counter() - start
@@ -182,6 +185,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few steps of everything (a smoke test, not a measurement)")
     parser.add_argument("--no-site", action="store_true", help="skip the site's latency even when it is built")
+    parser.add_argument("--explorers", nargs="+", metavar="NOTEBOOK", choices=sorted({s for s, _ in EXPLORER_CELLS}),
+                        help="measure only these notebooks' explorers (e.g. 03_scaling_sqrt_dk)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"where the JSON goes (default {OUT.relative_to(ROOT)})")
     args = parser.parse_args(argv)
 
@@ -192,12 +197,12 @@ def main(argv=None) -> int:
     print(machine, flush=True)
     results = {"machine": machine, "quick": args.quick, "time": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
     print("explorers ...", flush=True)
-    results["explorers"] = bench_explorers(positions=3 if args.quick else 12, warm_up=not args.quick)
+    results["explorers"] = bench_explorers(positions=2 if args.quick else 12, warm_up=not args.quick, only=args.explorers)
     print("seaborn ...", flush=True)
     results["seaborn"] = bench_seaborn([8] if args.quick else [8, 32, 64], repeats=3 if args.quick else 60,
                                        seaborn_repeats=1 if args.quick else 12)
     print("training ...", flush=True)
-    results["training"] = bench_training(steps=2 if args.quick else 100)
+    results["training"] = bench_training(steps=1 if args.quick else 100)
     results["site"] = {"measured": False, "why": "skipped"} if args.quick or args.no_site else bench_site()
 
     ratio = next((r["ratio"] for r in results["seaborn"] if r["n"] == RATIO_N), None)
