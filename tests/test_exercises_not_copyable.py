@@ -28,6 +28,12 @@ KEY_EXPRESSIONS: dict[str, dict[str, list[str]]] = {
         "code": ["(x @ w13.T).chunk(2, dim=-1)", "F.silu(gate) * up"],
         "also": ["(SiLU(x W₁ᵀ) ⊙ x W₃ᵀ) W₂ᵀ", "F.silu(x @ w1.T)", "x @ w13.T"],
     },
+    # 08.3: the encoding of one position was `sinusoidal(6, 6)[5]`, a call to a cell above; the dot
+    # product of two encodings for d_model = 6 is printed nowhere and is worked from section 2's identity.
+    "08.3": {
+        "code": ["sum(math.cos(delta * w) for w in omega)"],
+        "also": ["sinusoidal(6, 6)", "sinusoidal(9, 6)", "PE[5] · PE[8]"],
+    },
 }
 
 
