@@ -34,6 +34,12 @@ KEY_EXPRESSIONS: dict[str, dict[str, list[str]]] = {
         "code": ["sum(math.cos(delta * w) for w in omega)"],
         "also": ["sinusoidal(6, 6)", "sinusoidal(9, 6)", "PE[5] · PE[8]"],
     },
+    # 09.3: the bytes per token are one substitution into section 3's formula, so the exercise asks
+    # how many 4,096-token caches fit beside Llama 2-13B's weights in 80 GiB.
+    "09.3": {
+        "code": ["4096 * bytes_per_token", "80 * 2**30 - 2 * 13_015_864_320", "free // per_sequence"],
+        "also": ["13_015_864_320", "13,015,864,320"],
+    },
 }
 
 
