@@ -11,10 +11,12 @@ from helpers.checks import evaluate
 from tests.exercise_harness import exercise_tests
 
 
-def attention(x, w_qkv, w_o, num_heads, divide_by=None, causal=True, transpose=True):
-    """Fused-QKV multi-head self-attention as a learner writes it, with switches for the usual mistakes."""
+def attention(x, w_qkv, w_o, num_heads, divide_by=None, causal=True, transpose=True, merge_transpose=None):
+    """Fused-QKV multi-head self-attention as a learner writes it, with switches for the usual mistakes
+    (``transpose``: the split; ``merge_transpose``: the merge, by default the same as the split)."""
     B, n, d_model = x.shape
     d_k = d_model // num_heads
+    merge_transpose = transpose if merge_transpose is None else merge_transpose
     q, k, v = (x @ w_qkv).split(d_model, dim=-1)
     if transpose:
         q, k, v = (t.view(B, n, num_heads, d_k).transpose(1, 2) for t in (q, k, v))
@@ -24,7 +26,7 @@ def attention(x, w_qkv, w_o, num_heads, divide_by=None, causal=True, transpose=T
     if causal:
         scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
     out = torch.softmax(scores, dim=-1) @ v
-    out = out.transpose(1, 2).reshape(B, n, d_model) if transpose else out.reshape(B, n, d_model)
+    out = out.transpose(1, 2).reshape(B, n, d_model) if merge_transpose else out.reshape(B, n, d_model)
     return out @ w_o
 
 
@@ -59,6 +61,16 @@ def attention_view_bug(x, w_qkv, w_o, num_heads):
     return attention(x, w_qkv, w_o, num_heads, transpose=False)
 
 
+def attention_view_split_only(x, w_qkv, w_o, num_heads):
+    """The view bug in the split, with section 4's merge (transpose, then reshape)."""
+    return attention(x, w_qkv, w_o, num_heads, transpose=False, merge_transpose=True)
+
+
+def attention_view_merge_only(x, w_qkv, w_o, num_heads):
+    """The right split, merged straight back with reshape."""
+    return attention(x, w_qkv, w_o, num_heads, transpose=True, merge_transpose=False)
+
+
 def attention_with_weights(x, w_qkv, w_o, num_heads):
     return attention(x, w_qkv, w_o, num_heads), None
 
@@ -85,10 +97,10 @@ RIGHT = {"06.1": 4 * 1024 * 4096, "06.2": (2, 8, 10, 7), "06.3": attention_right
 WRONG = {
     "06.1": [4 * 1024**2, 4 * 4096**2, 4 * 1024 * 128, 3 * 1024 * 4096, 4 * 1024 * 4096 + 3 * 4096 + 1024,
              4 * 1024**2 + 4 * 1024, 2.5],
-    "06.2": [(2, 10, 7), (2, 8, 7, 10), (2, 8, 10, 64), (8, 10, 7)],
+    "06.2": [(2, 10, 7), (2, 8, 7, 10), (2, 8, 10, 64), (8, 10, 7), (2, 10, 8, 7)],
     "06.3": [attention_sqrt_d_model, attention_unscaled, attention_no_mask, attention_view_bug,
-             attention_with_weights, lambda x, w_qkv, w_o, h: x, lambda x, w_qkv, w_o, h: None, 3],
-    "06.4": [2 * 32 * 128, 8 * 128, 2 * 8 * 4096],
+             attention_view_split_only, attention_view_merge_only, attention_with_weights, lambda x, w_qkv, w_o, h: x, lambda x, w_qkv, w_o, h: None, 3],
+    "06.4": [2 * 32 * 128, 8 * 128, 2 * 8 * 4096, 2 * 8 * 128 * 32, 2 * 8 * 128 * 2, 2 * 8 * 128 * 32 * 2],
     "06.5": [repeat_kv_tiled, repeat_kv_wrong_axis, repeat_kv_reversed_tokens, lambda k, n_rep: k,
              lambda k, n_rep: k.view(k.shape[0], -1, k.shape[-1]), 2],
 }
@@ -106,9 +118,15 @@ SPECIFIC = {  # wrong answer -> words its hint must contain
     ("06.3", attention_sqrt_d_model): "√h times too small",
     ("06.3", attention_unscaled): "not scaled",
     ("06.3", attention_no_mask): "after it",
+    ("06.2", (2, 10, 8, 7)): "before the transpose",
     ("06.3", attention_view_bug): "classic bug",
+    ("06.3", attention_view_split_only): "classic bug",
+    ("06.3", attention_view_merge_only): "in the merge",
     ("06.3", attention_with_weights): "not a tuple",
     ("06.4", 2 * 32 * 128): "full multi-head",
+    ("06.4", 2 * 8 * 128 * 32): "all 32 layers",
+    ("06.4", 2 * 8 * 128 * 2): "bytes",
+    ("06.4", 2 * 8 * 128 * 32 * 2): "bytes",
     ("06.5", repeat_kv_tiled): "wrong order",
     ("06.5", repeat_kv_wrong_axis): "should be (B, h_kv · n_rep, n_k, d_k)",
 }

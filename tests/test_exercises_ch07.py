@@ -9,12 +9,19 @@ from helpers.explorers.depth import layer_scales
 from tests.exercise_harness import exercise_tests
 
 
-def swiglu_right(x, w1, w2, w3):
-    return (F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
+def halves(w13):
+    """W₁ (the gate) and W₃ out of the fused (2·d_ff, d_model) weight."""
+    return w13.chunk(2, dim=0)
+
+
+def swiglu_right(x, w13, w2):
+    gate, up = (x @ w13.T).chunk(2, dim=-1)
+    return (F.silu(gate) * up) @ w2.T
 
 
 class SwiGLUModule(torch.nn.Module):  # the same thing written with nn.Linear, as Llama's code does
-    def __call__(self, x, w1, w2, w3):
+    def __call__(self, x, w13, w2):
+        w1, w3 = halves(w13)
         linear = [torch.nn.Linear(w.shape[1], w.shape[0], bias=False, dtype=w.dtype) for w in (w1, w2, w3)]
         with torch.no_grad():
             for lin, w in zip(linear, (w1, w2, w3), strict=True):
@@ -22,32 +29,41 @@ class SwiGLUModule(torch.nn.Module):  # the same thing written with nn.Linear, a
         return linear[1](F.silu(linear[0](x)) * linear[2](x))
 
 
-def swiglu_gate_swapped(x, w1, w2, w3):
+def swiglu_gate_swapped(x, w13, w2):
+    w1, w3 = halves(w13)
     return (F.silu(x @ w3.T) * (x @ w1.T)) @ w2.T
 
 
-def swiglu_sigmoid(x, w1, w2, w3):
+def swiglu_interleaved(x, w13, w2):
+    return (F.silu(x @ w13[0::2].T) * (x @ w13[1::2].T)) @ w2.T
+
+
+def swiglu_sigmoid(x, w13, w2):
+    w1, w3 = halves(w13)
     return (torch.sigmoid(x @ w1.T) * (x @ w3.T)) @ w2.T
 
 
-def swiglu_relu(x, w1, w2, w3):
+def swiglu_relu(x, w13, w2):
+    w1, w3 = halves(w13)
     return (F.relu(x @ w1.T) * (x @ w3.T)) @ w2.T
 
 
-def swiglu_no_gate(x, w1, w2, w3):
+def swiglu_no_gate(x, w13, w2):
+    w1, _ = halves(w13)
     return F.silu(x @ w1.T) @ w2.T
 
 
-def swiglu_no_silu(x, w1, w2, w3):
+def swiglu_no_silu(x, w13, w2):
+    w1, w3 = halves(w13)
     return (x @ w1.T * (x @ w3.T)) @ w2.T
 
 
-def swiglu_float32(x, w1, w2, w3):  # right formula, rounded through float32: still right
-    return swiglu_right(x.float(), w1.float(), w2.float(), w3.float())
+def swiglu_float32(x, w13, w2):  # right formula, rounded through float32: still right
+    return swiglu_right(x.float(), w13.float(), w2.float())
 
 
-def swiglu_flattens(x, w1, w2, w3):
-    return swiglu_right(x, w1, w2, w3).reshape(-1, x.shape[-1])
+def swiglu_flattens(x, w13, w2):
+    return swiglu_right(x, w13, w2).reshape(-1, x.shape[-1])
 
 
 def ratio(depth, gain, block=0):
@@ -63,8 +79,8 @@ TINYLLAMA_BLOCK = 44_044_288  # one block of TinyLlama-1.1B: 22 of them + embedd
 RIGHT = {"07.1": 6, "07.2": swiglu_right, "07.3": TINYLLAMA_BLOCK, "07.4": PRE_OVER_POST}
 WRONG = {
     "07.1": [16, 32, 0, 8, 5, 7, 6.4, 15],
-    "07.2": [swiglu_gate_swapped, swiglu_sigmoid, swiglu_relu, swiglu_no_gate, swiglu_no_silu, swiglu_flattens,
-             lambda x, w1, w2, w3: (x @ w1.T).numpy(), "swiglu"],
+    "07.2": [swiglu_gate_swapped, swiglu_interleaved, swiglu_sigmoid, swiglu_relu, swiglu_no_gate, swiglu_no_silu,
+             swiglu_flattens, lambda x, w13, w2: (x @ w13.T).numpy(), "swiglu"],
     "07.3": [4 * 2048**2 + 3 * 2048 * 5632 + 2 * 2048, TINYLLAMA_BLOCK - 2048 * 5632, TINYLLAMA_BLOCK + 2 * 2048,
              TINYLLAMA_BLOCK - 2 * 2048, 22 * TINYLLAMA_BLOCK, 7_087_872, TINYLLAMA_BLOCK + 1],
     "07.4": [1 / PRE_OVER_POST, ratio(20, 3.0, block=-1), ratio(32, 3.0), ratio(20, 1.0), ratio(20, 2.0),
@@ -84,7 +100,8 @@ SPECIFIC = {
     ("07.1", 16): "most paths are",
     ("07.1", 32): "a^L",
     ("07.1", 8): "L · a",
-    ("07.2", swiglu_gate_swapped): "w1 branch",
+    ("07.2", swiglu_gate_swapped): "first d_ff rows",
+    ("07.2", swiglu_interleaved): "not as alternating rows",
     ("07.2", swiglu_sigmoid): "not sigmoid(z) alone",
     ("07.2", swiglu_relu): "not ReLU",
     ("07.2", swiglu_no_gate): "gate is missing",

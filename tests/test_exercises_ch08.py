@@ -12,14 +12,15 @@ from tests.exercise_harness import exercise_tests
 RIGHT = {
     "08.1": 577,
     "08.2": 3,
-    "08.3": sinusoidal_encoding(6, 6)[5].double().numpy(),
+    "08.3": float(sinusoidal_encoding(9, 6).double()[5] @ sinusoidal_encoding(9, 6).double()[8]),  # PE[5] · PE[8]
     "08.4": 2 * math.pi * 10000 ** (510 / 512),
     "08.5": 30,
 }
 WRONG = {
     "08.1": [576, 257, 442, 197, 578, "many", 577.5],
     "08.2": [0, 1, 4],
-    "08.3": [np.zeros(6), sinusoidal_encoding(6, 6)[4].numpy(), np.arange(3)],
+    "08.3": [np.zeros(6), sinusoidal_encoding(6, 6)[5].numpy(), 3.0, 1.0, 1.003, 0.2864, 2.7305, 0.7986, 2.9986,
+             4.0003],
     "08.4": [10000 ** (510 / 512), 10000.0, 2 * math.pi, 2 * math.pi * 10000],
     "08.5": [5, 25, 27, 24, 11, 0, 41, 12],
 }
@@ -29,18 +30,29 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 )
 
 
-def test_swapped_sin_cos_gets_a_specific_hint():
-    right = RIGHT["08.3"]
-    swapped = right.reshape(3, 2)[:, ::-1].ravel()
-    assert "order" in evaluate("08.3", swapped)[1]
+OMEGA = 10000.0 ** (-np.arange(0, 6, 2) / 6)
+DOT_HINTS = {  # a wrong PE[5] · PE[8] -> words its hint must contain
+    float(np.sin(3 * OMEGA).sum()): "cosines, not sines",
+    float(np.cos(13 * OMEGA).sum()): "not their sum",
+    float(np.cos(3 * 10000.0 ** (-np.arange(3) / 6)).sum()): "not the pairs",
+    float(np.cos(np.deg2rad(3 * OMEGA)).sum()): "radians",
+    3.0: "Δ = 0",
+    float(np.cos(3 * 10000.0 ** (-2 * np.arange(6) / 6)).sum()): "three terms",
+}
+
+
+def test_the_dot_product_mistakes_get_a_specific_hint():
+    for wrong, words in DOT_HINTS.items():
+        assert words in evaluate("08.3", wrong)[1], wrong
 
 
 def test_the_stated_tolerance_holds():
-    """08.3 says: at least 4 decimals. Four pass; three get a hint about the rounding."""
+    """08.3 asks for 4 decimals, within 0.0001. Four pass; two or three get a hint about the rounding."""
     right = RIGHT["08.3"]
-    assert evaluate("08.3", np.round(right, 4))[0]
-    correct, message = evaluate("08.3", np.round(right, 3))
-    assert not correct and "3 decimals" in message
+    assert evaluate("08.3", round(right, 4))[0]
+    for rounded in (round(right, 3), round(right, 2)):
+        correct, message = evaluate("08.3", rounded)
+        assert not correct and "decimals" in message
 
 
 def test_unanswered_is_not_an_error():

@@ -25,22 +25,28 @@ NO_MASK_MIB = 3 * 4 * 1536 * 1536 * 4 / 2**20 + 4 * 1536 * 64 * 4 / 2**20
 RIGHT = {
     "09.1": PEAK_MIB,
     "09.2": 40 * 3000**2 * 2 / 2**20,
-    "09.3": 819_200,
+    "09.3": 17,  # (80 GiB - 2 bytes × 13,015,864,320 parameters) / (4096 tokens × 819,200 bytes) = 17.8
     "09.4": 31_376,
     "09.5": sum(math.exp(s - 6) for chunk in CHUNKS for s in chunk),
 }
 WRONG = {
     "09.1": [PEAK_MIB / 4, PEAK_MIB * 2**20, 36, NO_MASK_MIB, 1024],
-    "09.2": [40 * 3000**2 * 2, 3000**2 * 2 / 2**20, 32 * 3000**2 * 2 / 2**20, 40 * 3000**2 * 4 / 2**20, 1024],
-    "09.3": [409_600, 20_480, 524_288],
+    "09.2": [40 * 3000**2 * 2, 3000**2 * 2 / 2**20, 32 * 3000**2 * 2 / 2**20, 40 * 3000**2 * 4 / 2**20, 1024,
+             549.3, 17.17, 1373.3],
+    "09.3": [18, 35, 25, 16, 819_200, 4096 * 819_200, 713, 27, 22, 524_288],
     "09.4": [25_204, 73_211, 4096, 100_000],
-    "09.5": [online(CHUNKS, rescale=False), online(CHUNKS[:2]), 1.0],
+    "09.5": [online(CHUNKS, rescale=False), online(CHUNKS[:2]), 1.0, 1.58, 1.581],
 }
 HINTS = {("09.1", PEAK_MIB / 4): "one sequence", ("09.1", PEAK_MIB * 2**20): "bytes", ("09.1", 36): "several n × n",
          ("09.1", NO_MASK_MIB): "without the mask",
          ("09.2", 3000**2 * 2 / 2**20): "one head", ("09.2", 40 * 3000**2 * 2): "bytes",
          ("09.2", 32 * 3000**2 * 2 / 2**20): "32 heads", ("09.2", 40 * 3000**2 * 4 / 2**20): "fp32",
-         ("09.3", 409_600): "key and the value", ("09.4", 25_204): "7B", ("09.4", 73_211): "70%",
+         ("09.2", 549.3): "32 heads", ("09.2", 17.17): "one head", ("09.2", 1373.3): "fp32",
+         ("09.3", 18): "round down", ("09.3", 35): "key and the value", ("09.3", 25): "weights take",
+         ("09.3", 16): "2**30", ("09.3", 819_200): "how many sequences", ("09.3", 713): "40 layers",
+         ("09.3", 27): "Llama 2-7B", ("09.3", 22): "Llama 2-7B",
+         ("09.4", 25_204): "7B", ("09.4", 73_211): "70%",
+         ("09.5", 1.58): "decimals", ("09.5", 1.581): "decimals",
          ("09.5", online(CHUNKS, rescale=False)): "rescaled", ("09.5", online(CHUNKS[:2])): "third chunk"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
@@ -51,6 +57,12 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 @pytest.mark.parametrize(("exercise_id", "wrong"), list(HINTS))
 def test_common_mistakes_get_a_specific_hint(exercise_id, wrong):
     assert HINTS[exercise_id, wrong] in evaluate(exercise_id, wrong)[1]
+
+
+def test_rounded_answers_pass_within_the_stated_tolerance():
+    """09.5 asks for 4 decimals (within 0.0001); 09.2's 1e-3 accepts the MiB rounded to one decimal."""
+    assert evaluate("09.5", round(RIGHT["09.5"], 4))[0]
+    assert evaluate("09.2", round(RIGHT["09.2"], 1))[0]
 
 
 def test_online_softmax_answer_equals_the_direct_sum():

@@ -27,6 +27,8 @@ def _cross_weights_shape(answer):
     shape = tuple(int(s) for s in answer)
     if shape == (2, 10, 7):
         return "that is PyTorch's head-averaged shape; helpers.MultiHeadAttention keeps the heads."
+    if shape == (2, 10, 8, 7):
+        return "those are the sizes before the transpose: the heads come right after the batch, so that each head holds one matrix of queries × keys."
     if shape == (2, 8, 7, 10):
         return "queries are rows, keys are columns: n_q comes before n_k."
     if 64 in shape or 8 in shape[2:]:
@@ -34,10 +36,13 @@ def _cross_weights_shape(answer):
     return shape == (2, 8, 10, 7)
 
 
-def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "past", split: str = "right"):
+def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "past", split: str = "right",
+                merge: str | None = None):
     """Fused-QKV multi-head self-attention, (B, n, d_model) -> (B, n, d_model), with the variants
     learners write: ``divide_by`` the scores' divisor, ``mask`` "past"/"none"/"future", ``split``
-    "right" (view, then transpose) or "view" (straight to (B, h, n, d_k), the bug of section 2)."""
+    "right" (view, then transpose) or "view" (straight to (B, h, n, d_k), the bug of section 2),
+    ``merge`` the same two ways back (by default the way of ``split``)."""
+    merge = split if merge is None else merge
     B, n, d_model = x.shape
     d_k = d_model // num_heads
     q, k, v = (x @ w_qkv).split(d_model, dim=-1)  # (B, n, d_model) each
@@ -49,7 +54,7 @@ def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "pa
     past = torch.ones(n, n, dtype=torch.bool).tril()
     allowed = {"past": past, "future": past.T, "none": torch.ones_like(past)}[mask]
     out = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ heads(v)  # (B, h, n, d_k)
-    merged = out.reshape(B, n, d_model) if split == "view" else out.transpose(1, 2).reshape(B, n, d_model)
+    merged = out.reshape(B, n, d_model) if merge == "view" else out.transpose(1, 2).reshape(B, n, d_model)
     return merged @ w_o
 
 
@@ -78,8 +83,10 @@ def _mha_mistake(got, x, w_qkv, w_o, num_heads: int) -> str | None:
         return "token i also sees the tokens after it: mask the scores of future keys before the softmax."
     if made(divide_by=d_k**0.5, mask="future"):
         return "your mask is turned around: token i may attend to keys j ≤ i, not to the ones after it."
-    if made(divide_by=d_k**0.5, split="view"):
+    if made(divide_by=d_k**0.5, split="view") or made(divide_by=d_k**0.5, split="view", merge="right"):
         return "right shape, wrong numbers: your heads mix the features of neighbouring tokens (the classic bug of section 2)."
+    if made(divide_by=d_k**0.5, split="right", merge="view"):
+        return "right shape, wrong numbers: your merge reads the heads straight back into (B, n, d_model), so each output row mixes neighbouring tokens (the classic bug of section 2, in the merge)."
     return None
 
 
@@ -111,6 +118,10 @@ def _gqa_cache(answer):
         return "that is full multi-head attention; with GQA only the h_kv key/value heads are cached."
     if value == 8 * 128:
         return "that counts keys only; values are cached too."
+    if value == 2 * 8 * 128 * 32:
+        return "that is all 32 layers; the question asks per layer."
+    if value in (2 * 8 * 128 * 2, 2 * 8 * 128 * 32 * 2):
+        return "that is bytes in fp16; the question counts numbers."
     return value == 2 * 8 * 128
 
 

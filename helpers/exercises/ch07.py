@@ -33,22 +33,27 @@ def _strongest_path_length(answer):
     return value == max(range(layers + 1), key=contribution.__getitem__)
 
 
-def _swiglu_reference(x, w1, w2, w3):
-    """W₂(SiLU(W₁x) ⊙ W₃x) with nn.Linear's weight layout: (..., d_model) -> (..., d_model)."""
-    return (F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
+def _swiglu_reference(x, w13, w2):
+    """W₂(SiLU(W₁x) ⊙ W₃x) with W₁ and W₃ fused into w13 = [W₁; W₃] (2·d_ff, d_model), nn.Linear's
+    layout: (..., d_model) -> (..., d_model)."""
+    d_ff = w13.shape[0] // 2
+    return (F.silu(x @ w13[:d_ff].T) * (x @ w13[d_ff:].T)) @ w2.T
 
 
-def _swiglu_mistake(x, w1, w2, w3, got):
+def _swiglu_mistake(x, w13, w2, got):
     """A specific hint if ``got`` is a common wrong SwiGLU, else None."""
-    gate, value = x @ w1.T, x @ w3.T
+    d_ff = w13.shape[0] // 2
+    gate, value = x @ w13[:d_ff].T, x @ w13[d_ff:].T
     mistakes = {
-        "the SiLU belongs on the w1 branch (the gate); the w3 branch enters without an activation.":
+        "the SiLU belongs on the gate, the first d_ff rows of w13; the other half enters without an activation.":
             (value * torch.sigmoid(value) * gate) @ w2.T,
+        "w13 holds W₁ and W₃ as two blocks of d_ff rows one after the other, not as alternating rows.":
+            (F.silu(x @ w13[0::2].T) * (x @ w13[1::2].T)) @ w2.T,
         "SiLU(z) is z · sigmoid(z), not sigmoid(z) alone.": (torch.sigmoid(gate) * value) @ w2.T,
         "the activation is SiLU (z · sigmoid(z)), not ReLU.": (F.relu(gate) * value) @ w2.T,
         "the activation is SiLU (z · sigmoid(z)), not GELU.": (F.gelu(gate) * value) @ w2.T,
-        "the gate is missing: multiply SiLU(w1 x) elementwise by w3 x before w2.": F.silu(gate) @ w2.T,
-        "the SiLU is missing: apply it to w1 x before multiplying by w3 x.": (gate * value) @ w2.T,
+        "the gate is missing: multiply SiLU(W₁x) elementwise by W₃x before w2.": F.silu(gate) @ w2.T,
+        "the SiLU is missing: apply it to W₁x before multiplying by W₃x.": (gate * value) @ w2.T,
     }
     for hint, wrong in mistakes.items():
         if torch.allclose(got, wrong, rtol=1e-4, atol=1e-5):
@@ -58,9 +63,10 @@ def _swiglu_mistake(x, w1, w2, w3, got):
 
 @exercise(
     "07.2",
-    hint="the gate branch (x times w1, transposed as nn.Linear stores it) goes through SiLU; multiply it "
-    "elementwise by the value branch (x times w3, transposed), then project down with w2 (transposed). No biases.",
-    code_hint="(F.silu(x @ w1.T) * (x @ w3.T)) @ w2.T",
+    hint="x times w13 (transposed, as nn.Linear stores it) gives both branches side by side: the first d_ff "
+    "features are the gate, which goes through SiLU; multiply it elementwise by the other d_ff, then project "
+    "down with w2 (transposed). No biases.",
+    code_hint="both branches at once: x @ w13.T has 2 · d_ff features; cut it in two along the last dimension",
 )
 def _swiglu(answer):
     if not callable(answer):
@@ -68,16 +74,16 @@ def _swiglu(answer):
     g = torch.Generator().manual_seed(2023)
     for batch, d_model, d_ff in SWIGLU_SHAPES:
         x = torch.randn(*batch, d_model, generator=g, dtype=torch.float64)
-        w1, w3 = (torch.randn(d_ff, d_model, generator=g, dtype=torch.float64) / d_model**0.5 for _ in range(2))
+        w13 = torch.randn(2 * d_ff, d_model, generator=g, dtype=torch.float64) / d_model**0.5
         w2 = torch.randn(d_model, d_ff, generator=g, dtype=torch.float64) / d_ff**0.5
-        got = answer(x.clone(), w1.clone(), w2.clone(), w3.clone())
+        got = answer(x.clone(), w13.clone(), w2.clone())
         if not isinstance(got, torch.Tensor):
             return f"return a torch tensor; got {type(got).__name__}."
         if tuple(got.shape) != tuple(x.shape):
             return f"for x of shape {tuple(x.shape)} the output must have the same shape; yours is {tuple(got.shape)}."
         got = got.to(torch.float64)
-        if not torch.allclose(got, _swiglu_reference(x, w1, w2, w3), rtol=1e-4, atol=1e-5):  # float32 math passes
-            return _swiglu_mistake(x, w1, w2, w3, got) or False
+        if not torch.allclose(got, _swiglu_reference(x, w13, w2), rtol=1e-4, atol=1e-5):  # float32 math passes
+            return _swiglu_mistake(x, w13, w2, got) or False
     return True
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from helpers.checks import close, exercise, whole_number
+from helpers.checks import exercise, number, whole_number
 
 
 @exercise("08.1", hint="count the patches along one side of the image, square it, and remember the extra token ViT prepends.")
@@ -36,21 +36,42 @@ def _pe_row(p: int, d_model: int) -> np.ndarray:
     return row
 
 
+def _pe_dot(p: int, r: int, d_model: int, speeds=None, angle=np.cos) -> float:
+    """PE[p] · PE[r] written as section 2's sum over pairs, Σ_i angle((r − p) · ω_i)."""
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model) if speeds is None else speeds
+    return float(np.sum(angle((r - p) * omega)))
+
+
 @exercise(
     "08.3",
-    hint="three pairs, i = 0, 1, 2, each turning at its own speed ω_i = 10000^(−2i/d_model); each pair gives "
-    "the sine and then the cosine of 5 · ω_i.",
-    code_hint="omega = 10000.0 ** (-np.arange(0, 6, 2) / 6), then sin(5 * omega) and cos(5 * omega), interleaved "
-    "(np.column_stack(...).ravel())",
+    hint="the dot product depends only on the distance Δ between the two positions: add cos(Δ · ω_i) over the "
+    "three pairs, each at its own speed ω_i = 10000^(−2i/d_model), angles in radians.",
+    code_hint="omega = 10000.0 ** (-np.arange(0, 6, 2) / 6); then add up np.cos(delta * omega)",
 )
-def _pe_by_hand(answer):
-    got = np.asarray(answer, dtype=float).ravel()
-    want = _pe_row(5, 6)
-    if got.shape == want.shape and np.allclose(np.sort(got), np.sort(want), atol=1e-4) and not np.allclose(got, want, atol=1e-4):
-        return "the right numbers in the wrong order: interleave them, sin then cos for each pair."
-    if got.shape == want.shape and np.allclose(got, want, atol=1e-3) and not np.allclose(got, want, atol=1e-4):
-        return "right to about 3 decimals; give at least 4 (each number may be off by 0.0001 at most)."
-    return close(got, want)
+def _pe_dot_by_hand(answer):
+    value = number(answer)
+    want = float(_pe_row(5, 6) @ _pe_row(8, 6))
+    if abs(value - want) <= 1e-4:  # the question asks for 4 decimals, within 0.0001
+        return True
+    if abs(value - want) <= 5e-3:
+        return "right to 2 or 3 decimals; give 4 (the question accepts 0.0001 at most)."
+    if value == 3:
+        return "that is a position with itself (Δ = 0: every cosine is 1); here the positions are apart."
+    omega = 10000.0 ** (-np.arange(0, 6, 2) / 6)
+    mistakes = {
+        "sin(a) sin(b) + cos(a) cos(b) is the cosine of the difference, cos(a − b): add cosines, not sines.":
+            _pe_dot(5, 8, 6, angle=np.sin),
+        "the identity takes the distance between the positions, 8 − 5, not their sum.": _pe_dot(0, 13, 6),
+        "ω_i = 10000^(−2i/d_model): the exponent counts the dimensions 0, 2, 4, not the pairs 0, 1, 2.":
+            _pe_dot(5, 8, 6, speeds=10000.0 ** (-np.arange(3) / 6)),
+        "the angles Δ · ω_i are in radians, not degrees.": _pe_dot(5, 8, 6, speeds=np.deg2rad(omega)),
+        "d_model = 6 holds three (sin, cos) pairs, so the sum has three terms.":
+            _pe_dot(5, 8, 6, speeds=10000.0 ** (-2 * np.arange(6) / 6)),
+    }
+    for hint, wrong in mistakes.items():
+        if abs(value - wrong) <= 5e-3:
+            return hint
+    return False
 
 
 @exercise(
