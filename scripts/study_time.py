@@ -12,7 +12,7 @@ The estimate counts what a learner does, at fixed rates (the same for every note
 A deep dive is a section whose heading contains "Deep dive" (it runs to the next heading of the
 same or a higher level), or an exercise marked "(optional)" after its number. Everything else is
 the core path, which must take at most 40 minutes. The first cell of every chapter states both
-times, rounded to 5 minutes; `tests/test_notebooks.py` checks that the statement is this estimate.
+times, rounded to 5 minutes (the second as "the optional exercises" where a notebook has no deep dive); `tests/test_notebooks.py` checks that the statement is this estimate.
 
     python scripts/study_time.py            # the table, every English notebook
     python scripts/study_time.py --write    # rewrite each notebook's "**Time:**" line to match
@@ -46,6 +46,7 @@ TIME_LINE = re.compile(r"^\*\*Time:\*\*.*$", re.MULTILINE)
 class Estimate:
     core: float  # minutes
     deep: float
+    deep_dives: bool = True  # False when the optional part is only exercises marked "(optional)"
 
     def rounded(self) -> tuple[int, int]:
         """Both times rounded up to 5 minutes, as the notebooks state them."""
@@ -71,6 +72,7 @@ def estimate(path: Path) -> Estimate:
     """Core-path and deep-dive minutes of one notebook."""
     nb = nbformat.read(path, as_version=4)
     core = deep = 0.0
+    deep_dives = False
     deep_level = None  # heading level of the deep dive we are in, if any
     optional_exercise = False
     for cell in nb.cells:
@@ -80,7 +82,7 @@ def estimate(path: Path) -> Estimate:
                 if deep_level is not None and level <= deep_level and "Deep dive" not in title:
                     deep_level = None
                 if deep_level is None and "Deep dive" in title:
-                    deep_level = level
+                    deep_level, deep_dives = level, True
             numbers = EXERCISE.findall(cell.source)
             if numbers:
                 optional_exercise = "(optional)" in numbers[-1]
@@ -91,13 +93,14 @@ def estimate(path: Path) -> Estimate:
             deep += minutes
         else:
             core += minutes
-    return Estimate(core, deep)
+    return Estimate(core, deep, deep_dives)
 
 
 def statement(est: Estimate) -> str:
     """The line the first cell of a chapter carries."""
     core, deep = est.rounded()
-    more = f"; the optional deep dives about {deep} minutes more" if deep else ""
+    optional = "deep dives" if est.deep_dives else "exercises"
+    more = f"; the optional {optional} about {deep} minutes more" if deep else ""
     return (f"**Time:** the core path takes about {core} minutes, exercises included{more} "
             f"([how we estimate](00_start_here.ipynb#how-long-a-notebook-takes)).")
 

@@ -62,7 +62,7 @@ RIGHT = {
 WRONG = {
     "01.1": [int((ME + SORA).sum()), 27, np.array([10, 4, 4, 10])],
     "01.2": [ME @ SORA, 0.5, 1.2],
-    "01.3": [int(ME @ CHEOLSU), 60, 46, 51, 60.5, 40.0, 48, 48.37],
+    "01.3": [int(ME @ CHEOLSU), 60, 46, 51, 60.5, 40.0, 48, 48.37, 48.4],
     "01.4": [raw_scores, with_dot_T, keys_as_rows, only_query_length, norm_over_tokens, forgets_return,
              cosine_scores(np.ones((2, 3)), np.ones((4, 3)))],
     "01.5": [300 * 300, 300 * 128, 32 * 300 * 300, 32 * 300 * 300 * 128, 300 * 300 * 127, 2 * 300 * 128],
@@ -83,6 +83,8 @@ def test_near_misses_get_their_own_hints():
     assert "3 decimals" in evaluate("01.2", round(float(RIGHT["01.2"]), 2))[1]
     for on_the_scale in (48, 48.37):  # whole stars, and ratings kept in [1, 5]
         assert "1-5" in evaluate("01.3", on_the_scale)[1]
+    for one_decimal in (48.4, 48.45):  # √2346 to 1 decimal, or a digit off in the second: the method was right
+        assert "2 decimals" in evaluate("01.3", one_decimal)[1]
 
 
 def test_build_exercise_hints_name_the_bug():

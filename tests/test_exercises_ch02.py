@@ -76,7 +76,8 @@ WRONG = {
              torch.log_softmax, stable_softmax],
     "02.3": [(np.array([np.nan, np.nan, np.nan]), "B"), (np.exp([-2.0, -1.0, 0.0]), "B"), (np.ones(3) / 3, "B"),
              (softmax(np.array([1000.0, 1001.0, 1002.0])), "A"), (softmax(np.array([1000.0, 1001.0, 1002.0])), "C"),
-             (softmax(np.array([1000.0, 1001.0, 1002.0])), "D"), softmax(np.array([1000.0, 1001.0, 1002.0]))],
+             (softmax(np.array([1000.0, 1001.0, 1002.0])), "D"), (softmax(np.array([1000.0, 1001.0, 1002.0])), "E"),
+             softmax(np.array([1000.0, 1001.0, 1002.0]))],
     "02.4": [math.log(F16_MAX), math.log(float(np.finfo(np.float32).max) / 300), math.log(300),
              math.log(F16_MAX) / 300, 5.0, 5.5],
     "02.5": [J, V5 @ G5, P * (V5 @ G5), (np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1])) @ V5 @ G5,
@@ -136,6 +137,8 @@ def test_correctly_rounded_answers_pass():
 
 def test_the_reason_of_exercise_3_is_checked():
     weights = RIGHT["02.3"][0]
-    assert "overflows" in evaluate("02.3", (weights, "A"))[1]
-    assert "uniform" in evaluate("02.3", (weights, "C"))[1]
+    for letter in ("A", "C"):  # a temperature changes the weights; one hint for both, no answer by elimination
+        assert "temperature" in evaluate("02.3", (weights, letter))[1]
+    assert "share" in evaluate("02.3", (weights, "D"))[1]
+    assert "02.1" not in evaluate("02.3", (weights, "C"))[1]  # no pointer to an optional exercise's answer
     assert evaluate("02.3", (weights, " b "))[0] and evaluate("02.3", [weights, "B"])[0]

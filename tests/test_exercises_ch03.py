@@ -47,17 +47,24 @@ def transposed(Q, K, V, G, scale):
     return query_gradient(Q, K, V, G, scale).T
 
 
+def with_autograd(Q, K, V, G, scale):  # the task says no autograd
+    q = torch.as_tensor(Q).clone().requires_grad_()
+    out = torch.softmax(q @ torch.as_tensor(K).T * scale, dim=-1) @ torch.as_tensor(V)
+    out.backward(torch.as_tensor(G))
+    return q.grad
+
+
 def unfinished(Q, K, V, G, scale):
     return None
 
 
 RIGHT = {"03.1": [32, 32.0, torch.tensor(32.0)], "03.2": [query_gradient, query_gradient_numpy],
-         "03.3": [1024], "03.4": [UNSCALED]}
+         "03.3": [1024], "03.4": [UNSCALED, UNSCALED.round(4)]}
 WRONG = {
     "03.1": [96, 8, 24, 5.657, 32.4, 0, 48],
-    "03.2": [without_scale, scale_twice, diagonal_only, transposed, unfinished, 3],
-    "03.3": [64, 256, 4096, 8, 1020.0],
-    "03.4": [SCALED, WEIGHTS, UNSCALED.T[:3, :3], np.zeros((3, 4)), UNSCALED[:2]],
+    "03.2": [without_scale, scale_twice, diagonal_only, transposed, with_autograd, unfinished, 3],
+    "03.3": [64, 256, 4096, 8, 1020.0, 32, 16],
+    "03.4": [SCALED, WEIGHTS, UNSCALED.T[:3, :3], np.zeros((3, 4)), UNSCALED[:2], UNSCALED.round(2), SCALED.round(2)],
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG, several_right=True)
@@ -78,6 +85,11 @@ def test_specific_hints():
     assert "−a aᵀ" in evaluate("03.2", diagonal_only)[1]
     assert "shape of Q" in evaluate("03.2", transposed)[1]
     assert "None" in evaluate("03.2", unfinished)[1]
+    assert "autograd" in evaluate("03.2", with_autograd)[1]
+    assert "standard deviation" in evaluate("03.3", 32)[1]
+    assert "sum of d_k" in evaluate("03.3", 16)[1]
+    assert "nearly" in evaluate("03.4", UNSCALED.round(2))[1]
+    assert "scaled output" in evaluate("03.4", SCALED.round(2))[1]
 
 
 def test_a_measured_value_gets_its_own_hint():

@@ -45,6 +45,16 @@ def queries_from_memory(x, memory, W_q, W_k, W_v):
     return cross_attend(memory, x, W_q, W_k, W_v)
 
 
+def scaled_by_d_v(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1]), dim=-1) @ v
+
+
+def dot_t_on_a_batch(x, memory, W_q, W_k, W_v):  # right for 2-D inputs; .T on a batch reverses every axis
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v
+
+
 def unfinished(x, memory, W_q, W_k, W_v):
     return None
 
@@ -72,8 +82,9 @@ RIGHT = {
     "04.5": [{"A", "D"}, ["d", "a"], frozenset("AD")],
 }
 WRONG = {
-    "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc"],
-    "04.2": [unscaled, softmax_over_queries, self_attention_on_x, formula_layout, queries_from_memory, unfinished, 3],
+    "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc", "356", (3, 5, 6.5), (3.0, 5.0, 6.0)],
+    "04.2": [unscaled, softmax_over_queries, self_attention_on_x, formula_layout, queries_from_memory,
+             scaled_by_d_v, dot_t_on_a_batch, unfinished, 3],
     "04.3": [768 * 64, 512 * 64, 3 * 768 * 64, 3 * 512 * 64, 768 * 64 + 2 * 512 * 64, 3 * 768 * 768, "many"],
     "04.4": [HAND["W_q"], BOTH, LIVING_ROW_TOO, AGENT_SEEKING.T, torch.zeros(8, 4), torch.zeros(3)],
     "04.5": [{"A"}, {"A", "C", "D"}, {"A", "B", "D"}, {"A", "D", "E"}, {"F"}, "AD", 7],
@@ -97,6 +108,10 @@ def test_specific_hints():
     assert "self-attention" in evaluate("04.2", self_attention_on_x)[1]
     assert "(out, in)" in evaluate("04.2", formula_layout)[1]
     assert "(B, n_q, d_v)" in evaluate("04.2", queries_from_memory)[1]
+    assert "not d_v" in evaluate("04.2", scaled_by_d_v)[1]
+    assert "transpose(-2, -1)" in evaluate("04.2", dot_t_on_a_batch)[1]
+    for not_a_tuple_of_ints in ("356", (3, 5, 6.5)):
+        assert "tuple of whole numbers" in evaluate("04.1", not_a_tuple_of_ints)[1]
     assert "three" in evaluate("04.3", 768 * 64)[1] and "three" in evaluate("04.3", 512 * 64)[1]
     assert "decoder's tokens" in evaluate("04.3", 3 * 768 * 64)[1]
     assert "encoder's output" in evaluate("04.3", 3 * 512 * 64)[1]

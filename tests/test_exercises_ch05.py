@@ -36,6 +36,26 @@ def attend_unscaled(q, k, v, allowed):
     return attend_with_mask(q * math.sqrt(q.shape[-1]), k, v, allowed)
 
 
+def attend_added_mask(q, k, v, allowed):  # the 0/1 float trap: the mask added to the scores
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    return torch.softmax(scores + allowed.float(), dim=-1) @ v
+
+
+def attend_added_mask_empty_zeroed(q, k, v, allowed):  # the same trap, empty rows set to zero
+    return attend_added_mask(q, k, v, allowed) * allowed.any(-1, keepdim=True)
+
+
+def attend_indexing_empty_rows(q, k, v, allowed):  # right for a full-shape mask, IndexError for a (B, 1, n_k) one
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    w[~allowed.any(-1)] = 0
+    return w @ v
+
+
+def attend_sdpa(q, k, v, allowed):  # right numbers (zeros in empty rows), but the exercise forbids F.sdpa
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+
+
 def attend_tuple(q, k, v, allowed):
     return helpers.scaled_dot_product_attention(q, k, v, mask=allowed)
 
@@ -128,6 +148,11 @@ def mha_past_blocked(tokens, num_heads):
     return ((tokens == 0)[:, None, :] | torch.ones(n, n, dtype=torch.bool).tril(-1)).repeat_interleave(num_heads, dim=0)
 
 
+def additive(may_attend):
+    """A bool mask (True = may attend) as an additive float one: 0 where allowed, -inf where blocked."""
+    return torch.zeros(may_attend.shape).masked_fill(~may_attend, float("-inf"))
+
+
 def window_empty_rows(n=10, real=4, w=3):
     ids = torch.tensor([[1] * real + [0] * (n - real)])
     window = torch.ones(n, n, dtype=torch.bool).tril() & torch.ones(n, n, dtype=torch.bool).triu(-(w - 1))
@@ -135,24 +160,28 @@ def window_empty_rows(n=10, real=4, w=3):
 
 
 RIGHT = {
-    "05.1": [attend_with_mask, attend_with_helpers],
+    "05.1": [attend_with_mask],
     "05.2": [prefix_lm_mask, prefix_lm_vectorised, lambda lengths, n: prefix_lm_mask(lengths, n).numpy()],
-    "05.3": [{"B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"e": (4, 3, 2, 1, 0), "b": torch.tensor([0, 1])}],
+    "05.3": [{"B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"e": (4, 3, 2, 1, 0), "b": torch.tensor([0, 1])},
+             {"A": [], "B": [0, 1], "C": [], "E": [0, 1, 2, 3, 4]}],
     "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).numpy()],
     "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows()],
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
-             lambda q, k, v, allowed: None, torch.ones(3)],
+             attend_added_mask, attend_added_mask_empty_zeroed, attend_indexing_empty_rows, attend_sdpa,
+             attend_with_helpers, lambda q, k, v, allowed: None, torch.ones(3)],
     "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
              prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask",
-             lambda lengths, n: prefix_lm_mask(lengths, n).float(), lambda lengths, n: prefix_lm_mask(lengths, n).int()],
+             lambda lengths, n: prefix_lm_mask(lengths, n).float(), lambda lengths, n: prefix_lm_mask(lengths, n).int(),
+             lambda lengths, n: additive(prefix_lm_mask(lengths, n))],
     "05.3": [{"B": [0, 1]}, {"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]}, {"B": [0, 1], "E": [0, 1, 2, 3, 4, 5]},
-             {"B": [0, 1, 2], "E": [0, 1, 2, 3, 4]}, {"B", "E"}, "A", {"Z": [1]}, {}, {"B": "x"}],
+             {"B": [0, 1, 2], "E": [0, 1, 2, 3, 4]}, {"B", "E"}, "A", {"Z": [1]}, {}, {"B": "x"}, {"C": []},
+             {"A": [5], "B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"B": [0, 1], "D": [4], "E": [0, 1, 2, 3, 4]}],
     "05.4": [mha_helpers_convention, mha_heads_tiled, mha_per_sequence, mha_four_d, mha_pads_only, mha_causal_only,
              mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3),
              lambda tokens, h: mha_attn_mask(tokens, h).float(), lambda tokens, h: (~mha_attn_mask(tokens, h)).float(),
-             lambda tokens, h: mha_attn_mask(tokens, h).int()],
+             lambda tokens, h: mha_attn_mask(tokens, h).int(), lambda tokens, h: additive(~mha_attn_mask(tokens, h))],
     "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9]],
 }
 LEAKS = ["True, True", "[0, 1", "'B'", "'E'", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
@@ -173,7 +202,15 @@ def test_specific_hints():
     assert "after the prefix" in evaluate("05.2", prefix_rows_see_everything)[1]
     assert "transpose" in evaluate("05.2", prefix_transposed)[1]
     assert "blocked cells" in evaluate("05.2", prefix_inverted)[1]
-    assert "strictly the past" in evaluate("05.3", {"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]})[1]
+    assert "adds the mask" in evaluate("05.1", attend_added_mask)[1]
+    assert "adds the mask" in evaluate("05.1", attend_added_mask_empty_zeroed)[1]
+    assert "broadcasts" in evaluate("05.1", attend_indexing_empty_rows)[1]
+    for fused in (attend_sdpa, attend_with_helpers):
+        assert "without helpers" in evaluate("05.1", fused)[1]
+    for not_leaking in ({"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]}, {"A": [5], "B": [0, 1], "E": [0, 1, 2, 3, 4]},
+                        {"B": [0, 1], "D": [4], "E": [0, 1, 2, 3, 4]}):  # one hint for any letter: no answer by elimination
+        assert "one of your letters does not leak" in evaluate("05.3", not_leaking)[1]
+    assert "missing" in evaluate("05.3", {"C": []})[1]  # an empty list is no claim of a leak
     assert "the masks are right" in evaluate("05.3", {"B": [0, 1, 2], "E": [0, 1, 2, 3, 4]})[1]
     assert "dict" in evaluate("05.3", {"B", "E"})[1]
     assert "opposite" in evaluate("05.4", mha_helpers_convention)[1]
@@ -188,6 +225,8 @@ def test_specific_hints():
     for float_mask in (lambda t, h: mha_attn_mask(t, h).float(), lambda t, h: (~mha_attn_mask(t, h)).float()):
         assert "adds" in evaluate("05.4", float_mask)[1] and "bool" in evaluate("05.4", float_mask)[1]
     assert "adds" in evaluate("05.2", lambda lengths, n: prefix_lm_mask(lengths, n).float())[1]
+    assert "additive float mask" in evaluate("05.2", lambda lengths, n: additive(prefix_lm_mask(lengths, n)))[1]
+    assert "True = blocked" in evaluate("05.4", lambda t, h: additive(~mha_attn_mask(t, h)))[1]
     assert "off by one" in evaluate("05.5", [5, 6, 7, 8, 9])[1]
 
 

@@ -64,6 +64,18 @@ def test_chapter_has_a_solutions_notebook_that_passes(path):
     assert "✅" in printed and "❌" not in printed, "a stored solution does not pass its check"
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("edition", ["", "ko"])
+def test_every_exercise_has_its_own_heading_in_the_solutions(path, edition):
+    """Each exercise's worked answer starts a markdown cell with its number in bold (**05.4** ...),
+    never a comment inside another exercise's code cell, in both editions."""
+    ids = [i for c in cells(path) if c["cell_type"] == "code" for i in re.findall(r'check\("([^"]+)"', source(c))]
+    solutions = NOTEBOOKS / edition / "solutions" / path.name.replace(".ipynb", "_solutions.ipynb")
+    leads = [source(c).lstrip() for c in cells(solutions) if c["cell_type"] == "markdown"]
+    missing = [i for i in ids if not any(lead.startswith(f"**{i}**") for lead in leads)]
+    assert not missing, f"{solutions.relative_to(NOTEBOOKS)}: no markdown cell starting with **{missing[0]}**"
+
+
 @pytest.mark.parametrize("path", ALL, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_widget_outputs_are_ignored_and_carry_a_static_picture(path):
     for cell in cells(path):

@@ -57,6 +57,8 @@ def _best_score_at_fixed_length(answer):
         return "that is Jun's score; his vector is longer than Cheolsu's, and the question keeps Cheolsu's length."
     if math.isclose(value, float(ME @ ME)) or math.isclose(value, float(CHEOLSU @ CHEOLSU)):
         return "that is one vector's squared length; the score involves both lengths."
+    if 0.01 <= abs(value - best) < 0.06:
+        return "nearly: give at least 2 decimals (or the computed value itself)."
     if value > best + 0.01:
         return "no vector of that length can score so much: cos θ is at most 1."
     if math.isclose(value, _BEST_ON_THE_SCALE, abs_tol=0.01) or math.isclose(value, _BEST_IN_WHOLE_STARS):

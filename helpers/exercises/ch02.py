@@ -106,23 +106,24 @@ def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
-_REASONS = {  # exercise 3: why softmax([1000, 1001, 1002]) equals softmax([1, 2, 3])
-    "A": "e^1000 overflows float64 (section 3): it cannot be why the two agree; the naive formula cannot even compute this row.",
-    "C": "these weights are far from uniform; compare them with your answer to exercise 02.1.",
+_REASONS = {  # exercise 3: which of softmax([1000, 1001, 1002]), ([10, 20, 30]) and ([1, 2, 3]) agree
+    "A": "[10, 20, 30] is [1, 2, 3] divided by a temperature of 0.1 (section 4): it spreads the scores apart, and the weights with them. Compare the gaps between the scores of each row.",
+    "C": "[10, 20, 30] is [1, 2, 3] divided by a temperature of 0.1 (section 4): it spreads the scores apart, and the weights with them. Compare the gaps between the scores of each row.",
+    "D": "two of the rows do share their weights: compare the gaps between the scores of each row (section 1 says what softmax ignores).",
 }
 
 
-@exercise("02.3", hint="subtract the largest score from every score, then apply the softmax formula; for the reason, compare the two rows of scores.")
+@exercise("02.3", hint="subtract the largest score from every score, then apply the softmax formula; for the choice, compare the gaps between the scores of each row.")
 def _stable(answer):
     if not isinstance(answer, tuple | list) or len(answer) != 2 or not isinstance(answer[1], str):
-        return 'give two things: answer = (the 3 weights, "A", "B" or "C").'
+        return 'give two things: answer = (the 3 weights, "A", "B", "C" or "D").'
     weights, reason = answer
     verdict = _weights_check(weights, np.array([1000.0, 1001.0, 1002.0]))
     if verdict is not True:
         return verdict
     reason = reason.strip().upper()
-    if reason not in ("A", "B", "C"):
-        return 'the reason is one letter: "A", "B" or "C".'
+    if reason not in ("A", "B", "C", "D"):
+        return 'the choice is one letter: "A", "B", "C" or "D".'
     return _REASONS.get(reason, True)
 
 

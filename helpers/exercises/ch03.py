@@ -54,7 +54,14 @@ def _query_gradient(answer):
     for n_q, n_k, d_k, d_v, scale in ((4, 6, 5, 3, 0.4), (1, 3, 2, 2, 1.0), (7, 5, 9, 4, 1 / 3), (3, 3, 16, 8, 0.25)):
         Q, K, V, G = (torch.randn(*shape, generator=g, dtype=torch.float64) * 2
                       for shape in ((n_q, d_k), (n_k, d_k), (n_k, d_v), (n_q, d_v)))
-        got = answer(Q.clone(), K.clone(), V.clone(), G.clone(), scale)
+        try:
+            with torch.no_grad():  # no autograd, as the task says: .backward() or autograd.grad fails here
+                got = answer(Q.clone(), K.clone(), V.clone(), G.clone(), scale)
+        except RuntimeError as err:
+            if "grad" not in str(err):
+                raise
+            return ("your function relies on autograd, and the exercise asks you to do the chain rule by hand "
+                    "(the checker runs it with autograd switched off): three matrix steps, no backward().")
         if got is None:
             return "query_gradient returns None: finish the function and return ∂L/∂Q."
         got = torch.as_tensor(np.asarray(got.detach() if isinstance(got, torch.Tensor) else got), dtype=torch.float64)
@@ -79,6 +86,11 @@ def _variance_sigma(answer):
     value = number(answer)
     if math.isclose(value, 64.0):
         return "64 is the answer for variance 1; here each entry has variance 4, for q and for k."
+    if math.isclose(value, 32.0):
+        return "that looks like a standard deviation; the question asks for the variance."
+    if math.isclose(value, 16.0):
+        return ("that is the variance of one product q[c] k[c] (and of the score after dividing by √d_k); "
+                "the question asks for the raw score q · k, a sum of d_k such products.")
     if math.isclose(value, 64 * 4):
         return "both the query entry and the key entry have variance 4: the product's variance is 4 · 4."
     if math.isclose(value, 64 * 16, rel_tol=0.05) and not math.isclose(value, 64 * 16, abs_tol=1e-6):
@@ -90,8 +102,11 @@ def _variance_sigma(answer):
           code_hint="helpers.softmax(scores, axis=-1) normalises each row; the output is weights @ V.")
 def _unscaled_output(answer):
     got = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer, dtype=float)
-    if got.shape == (3, 4) and np.allclose(got, _attention(0.5), atol=1e-4):
+    if got.shape == (3, 4) and np.allclose(got, _attention(0.5), atol=6e-3):
         return "that is the scaled output of section 1; the exercise leaves out the division by √d_k."
     if got.shape == (3, 3):
         return "those look like weights (3 × 3); the output is weights @ V, one 4-dim vector per token."
-    return close(got, _attention(1.0))
+    right = close(got, _attention(1.0))
+    if right is False and np.allclose(got, _attention(1.0), atol=6e-3):
+        return "nearly: give at least 4 decimals, or pass the computed array itself."
+    return right

@@ -10,13 +10,21 @@ from helpers.embeddings import load_toy_embeddings
 from helpers.qkv import MATCH_AXES, hand_set_weights
 
 
-def _as_shape(answer) -> tuple:
+def _as_shape(answer) -> tuple | None:
+    """A shape given as a tuple, list or torch.Size of whole numbers; None for anything else
+    (a string, whose characters would iterate as digits, or a float, which int() would truncate)."""
+    if not isinstance(answer, tuple | list | torch.Size):
+        return None
+    if not all(isinstance(s, int | np.integer) and not isinstance(s, bool) for s in answer):
+        return None
     return tuple(int(s) for s in answer)
 
 
 @exercise("04.1", hint="the output has one row per query token and d_v columns, in every sentence of the batch.")
 def _output_shape(answer) -> bool | str:
     shape = _as_shape(answer)
+    if shape is None:
+        return "give the shape as a tuple of whole numbers, one per axis, such as (1, 2, 3)."
     if shape == (3, 5, 5):
         return "that is the shape of the scores (and weights); the output mixes values, so its last size is d_v."
     if shape in ((3, 5, 2), (3, 5, 16)):
@@ -24,12 +32,13 @@ def _output_shape(answer) -> bool | str:
     return shape == (3, 5, 6)
 
 
-def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, dim=-1, keys_from=None):
+def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, by_d_v=False, dim=-1, keys_from=None):
     """The reference: queries from x (B, n_q, d_model), keys and values from memory (B, n_k, d_model),
     weights in nn.Linear's (out, in) layout. The keywords build the mistakes the hints name."""
     source = memory if keys_from is None else keys_from
     q, k, v = x @ W_q.T, source @ W_k.T, source @ W_v.T  # (B, n_q, d_k), (B, n_k, d_k), (B, n_k, d_v)
-    scores = q @ k.transpose(-2, -1) / (math.sqrt(k.shape[-1]) if scale else 1.0)  # (B, n_q, n_k)
+    width = v.shape[-1] if by_d_v else k.shape[-1]
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(width) if scale else 1.0)  # (B, n_q, n_k)
     return torch.softmax(scores, dim=dim) @ v  # (B, n_q, d_v)
 
 
@@ -57,23 +66,42 @@ def _cross_attend(answer) -> bool | str:
         try:
             got = answer(x.clone(), memory.clone(), W_q.clone(), W_k.clone(), W_v.clone())
         except Exception as err:  # a learner's bug must become a hint, not a crash
+            if _right_without_batch(answer, x, memory, W_q, W_k, W_v):
+                return (f"your function raised {type(err).__name__} for {shapes}, yet it works on one sequence without "
+                        "the batch axis: on a batch, transpose only the last two axes (k.transpose(-2, -1)); .T reverses them all.")
             return f"your function raised {type(err).__name__} for {shapes}: the weights are stored (out, in), so x @ W_q does not fit; check each product's shapes."
         if got is None:
             return "cross_attend returns None: finish the function and return the output."
         got = torch.as_tensor(got, dtype=torch.float64)
         want = _cross_attention(x, memory, W_q, W_k, W_v)
         if got.shape != want.shape:
+            if _right_without_batch(answer, x, memory, W_q, W_k, W_v):
+                return (f"for {shapes} your output has shape {tuple(got.shape)}, yet the function works on one sequence "
+                        "without the batch axis: on a batch, transpose only the last two axes (k.transpose(-2, -1)); .T reverses them all.")
             return f"for {shapes} your output has shape {tuple(got.shape)}; it should be (B, n_q, d_v): one row per query token of x."
         if torch.allclose(got, want, atol=1e-6):
             continue
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, scale=False), atol=1e-6):
             return "close: the scores need dividing by √d_k."
+        if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, by_d_v=True), atol=1e-6):
+            return "the scale uses the wrong width: the scores are dot products of queries and keys, whose width is d_k, not d_v."
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, dim=-2), atol=1e-6):
             return "the softmax runs over the wrong dimension: each query's row must sum to 1 over the keys (dim=-1)."
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, keys_from=x), atol=1e-6):
             return "that is self-attention on x: in cross-attention the keys and values come from memory, the encoder's tokens."
         return False
     return True
+
+
+def _right_without_batch(answer, x, memory, W_q, W_k, W_v) -> bool:
+    """True if the answer is right on the first sequence alone, 2-D inputs without the batch axis."""
+    try:
+        got = answer(x[0].clone(), memory[0].clone(), W_q.clone(), W_k.clone(), W_v.clone())
+        got = torch.as_tensor(got, dtype=torch.float64)
+        want = _cross_attention(x[0], memory[0], W_q, W_k, W_v)
+        return got.shape == want.shape and torch.allclose(got, want, atol=1e-6)
+    except Exception:
+        return False
 
 
 _DECODER_WIDTH, _ENCODER_WIDTH, _HEAD_WIDTH = 512, 768, 64  # exercise 04.3: a decoder reading ViT-B/16

@@ -14,7 +14,8 @@ def _reference_attention(q, k, v, allowed) -> torch.Tensor:
 
 
 def _attention_cases():
-    """Inputs the checker chooses: batch axes, n_q ≠ n_k, d_v ≠ d_k, masks with empty rows."""
+    """Inputs the checker chooses: batch axes, n_q ≠ n_k, d_v ≠ d_k, masks with empty rows, and
+    masks that broadcast: a (B, 1, n_k) padding mask and an (n_q, n_k) causal mask shared by the batch."""
     g = torch.Generator().manual_seed(5)
     for batch, n_q, n_k, d_k, d_v in (((2,), 4, 4, 3, 5), ((3, 2), 5, 7, 4, 2), ((), 1, 6, 2, 3), ((2,), 6, 3, 8, 8)):
         q = torch.randn(*batch, n_q, d_k, generator=g, dtype=torch.float64)
@@ -23,6 +24,36 @@ def _attention_cases():
         allowed = torch.rand(*batch, n_q, n_k, generator=g) > 0.45
         allowed[..., 0, :] = False  # the first query row of every matrix sees nothing
         yield q, k, v, allowed
+    q, k, v = (torch.randn(3, 5, d, generator=g, dtype=torch.float64) for d in (4, 4, 6))
+    real = torch.tensor([5, 3, 0])  # real tokens per sequence; the last sequence is all pads
+    yield q, k, v, (torch.arange(5) < real[:, None])[:, None, :]  # (B, 1, n_k): a padding mask
+    q, k, v = (torch.randn(2, 4, d, generator=g, dtype=torch.float64) for d in (3, 3, 2))
+    yield q, k, v, torch.ones(4, 4, dtype=torch.bool).tril()  # (n_q, n_k): one causal mask for the batch
+
+
+def _uses_fused_attention(answer, q, k, v, allowed) -> bool:
+    """True if the answer calls F.scaled_dot_product_attention or helpers' version (05.1 forbids both)."""
+    import torch.nn.functional as F
+
+    import helpers
+    import helpers.attention
+
+    called = []
+    saved = F.scaled_dot_product_attention, helpers.scaled_dot_product_attention, helpers.attention.scaled_dot_product_attention
+
+    def spy(original):
+        def wrapped(*args, **kwargs):
+            called.append(True)
+            return original(*args, **kwargs)
+        return wrapped
+
+    try:
+        F.scaled_dot_product_attention = spy(saved[0])
+        helpers.scaled_dot_product_attention = helpers.attention.scaled_dot_product_attention = spy(saved[1])
+        answer(q.clone(), k.clone(), v.clone(), allowed.clone())
+    finally:
+        F.scaled_dot_product_attention, helpers.scaled_dot_product_attention, helpers.attention.scaled_dot_product_attention = saved
+    return bool(called)
 
 
 @exercise("05.1", hint="block the scores of the keys a query may not see the way this notebook does, and decide what a row with nothing to see must give: zeros, not NaN.",
@@ -31,7 +62,14 @@ def _attend_with_mask(answer) -> bool | str:
     if not callable(answer):
         return "the answer is the function itself: answer = attend_with_mask (no brackets)."
     for q, k, v, allowed in _attention_cases():
-        got = answer(q.clone(), k.clone(), v.clone(), allowed.clone())
+        try:
+            got = answer(q.clone(), k.clone(), v.clone(), allowed.clone())
+        except Exception:
+            if allowed.shape != (*q.shape[:-1], k.shape[-2]):  # a mask that only broadcasts
+                return (f"your function fails on a mask of shape {tuple(allowed.shape)} with q {tuple(q.shape)}: the mask only "
+                        "broadcasts to (..., n_q, n_k), as a padding mask or a causal mask shared by the batch does. "
+                        "Use operations that broadcast, not indexing with a mask of another shape.")
+            raise
         if isinstance(got, tuple):
             return "return only the output tensor, not a tuple."
         if got is None:
@@ -42,11 +80,17 @@ def _attend_with_mask(answer) -> bool | str:
             return f"for q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} your output has shape {tuple(got.shape)}; it should be (..., n_q, d_v)."
         if torch.allclose(got, want, atol=1e-8):
             continue
+        allowed = allowed.expand(*want.shape[:-1], k.shape[-2])  # (..., n_q, n_k), for the diagnosis
         empty = ~allowed.any(-1)  # (..., n_q) rows that may see nothing
         if torch.isnan(got[empty]).any():
             return "a query row with no allowed key gives NaN: that row must come out as zeros."
         if torch.isnan(got).any():
             return "your output holds NaN in rows that do see keys: fill blocked scores with -inf only where the mask is False."
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        added = torch.softmax(scores + allowed.double(), dim=-1) @ v  # the mask used as a 0/1 float and added
+        if torch.allclose(got[~empty], added[~empty], atol=1e-8):
+            return ("your function adds the mask to the scores as 0/1 numbers, so a blocked key keeps much of its weight "
+                    "(the 0/1 float trap of this notebook): set the blocked scores to -inf instead.")
         both = ~empty & (~allowed).any(-1)  # rows that see something under the mask and under its inverse
         if torch.allclose(got[both], _reference_attention(q, k, v, ~allowed)[both], atol=1e-8):
             return "True in the mask means *may attend*: you blocked the allowed keys and kept the others."
@@ -56,11 +100,17 @@ def _attend_with_mask(answer) -> bool | str:
         if torch.allclose(got, unscaled, atol=1e-8):
             return "close: the scores need dividing by √d_k."
         return False
+    if _uses_fused_attention(answer, *next(_attention_cases())):
+        return ("right numbers, but the exercise asks you to write the attention yourself, without helpers or "
+                "F.scaled_dot_product_attention: scores, the mask, softmax, the weighted sum.")
     return True
 
 
-def _not_bool() -> str:
-    """The hint for a mask that is not bool (05.2 and 05.4)."""
+def _not_bool(mask: torch.Tensor, convention: str) -> str:
+    """The hint for a mask that is not bool (05.2 and 05.4); ``convention`` says what True means there."""
+    if mask.is_floating_point() and bool(((mask == 0) | (mask == float("-inf"))).all()):
+        return (f"the exercise asks for a bool mask ({convention}); yours is an additive float mask "
+                "(0 or -inf, added to the scores). Return the bool mask itself.")
     return ("return a bool tensor: PyTorch adds a float mask to the scores instead of blocking with it "
             "(a 0/1 float mask blocks nothing: this notebook's trap), and an integer mask is an error.")
 
@@ -92,7 +142,7 @@ def _prefix_lm_mask(answer) -> bool | str:
         if got.shape != want.shape:
             return f"for B = {B}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B, 1, n, n)."
         if got.dtype != torch.bool:
-            return _not_bool()
+            return _not_bool(got, "True = may attend")
         if torch.equal(got, want):
             continue
         if torch.equal(got, ~want):
@@ -128,13 +178,6 @@ def _leaking_rows() -> dict[str, list[int]]:
     return {letter: found for letter, found in rows.items() if found}
 
 
-_NOT_A_LEAK = {
-    "A": "A is the causal mask itself.",
-    "C": "C sees strictly the past: missing the present is not a leak from the future.",
-    "D": "D adds a padding mask to the causal one: can blocking more keys open the future?",
-}
-
-
 @exercise("05.3", hint="a row leaks when it allows a key to the right of the diagonal: read each mask row by row, then confirm with dependence(mask).")
 def _which_leak(answer) -> bool | str:
     if not isinstance(answer, dict):
@@ -145,10 +188,10 @@ def _which_leak(answer) -> bool | str:
         return "each value should be a list of row numbers, such as [2, 3]."
     if not set(given) <= set("ABCDE"):
         return "use the letters A to E."
-    not_leaking = sorted(set(given) & set(_NOT_A_LEAK))
-    if not_leaking:
-        return _NOT_A_LEAK[not_leaking[0]]
+    given = {letter: rows for letter, rows in given.items() if rows}  # an empty list says "no leak", as leaving it out does
     right = _leaking_rows()
+    if set(given) - set(right):
+        return "one of your letters does not leak: check each of its rows for an allowed key to the right of the diagonal."
     if set(given) != set(right):
         return "some mask that leaks is missing: read every row of every mask, not only the masks that look causal."
     for letter in sorted(right):
@@ -193,7 +236,7 @@ def _mha_attn_mask(answer) -> bool | str:
         if got.shape != want.shape:
             return f"for B = {B}, h = {heads}, n = {n} your mask has shape {tuple(got.shape)}; it should be (B·h, n, n)."
         if got.dtype != torch.bool:
-            return _not_bool()
+            return _not_bool(got, "True = blocked")
         if torch.equal(got, want):
             continue
         if torch.equal(got, ~want):
