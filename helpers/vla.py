@@ -524,6 +524,20 @@ def colour_word_position(config: VLAConfig) -> int:
     return config.n_patches + 1
 
 
+def _inputs_to(sites: list[nn.Module], model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor,
+               reduce=lambda x: x) -> list[torch.Tensor]:
+    """One forward pass; what each of ``sites`` (modules of ``model``) receives, through ``reduce`` as it is captured."""
+    captured = []
+    hooks = [site.register_forward_pre_hook(lambda _m, args: captured.append(reduce(args[0]))) for site in sites]
+    try:
+        with torch.no_grad():
+            model(images, tokens)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return captured
+
+
 def head_means(model: TinyVLA, scenes: list[Scene]) -> torch.Tensor:
     """Each head's output (its slice before W_O) averaged over ``scenes`` at every position.
 
@@ -531,18 +545,22 @@ def head_means(model: TinyVLA, scenes: list[Scene]) -> torch.Tensor:
     position of :func:`sequence_length` has a mean. Returns (layers, h, sequence_length, d_k):
     what :func:`heads_replaced` puts in place of a head for a mean-ablation.
     """
-    captured = []
-    hooks = [block.attn.w_o.register_forward_pre_hook(lambda _m, args: captured.append(args[0].mean(0)))
-             for block in model.blocks]  # each (n, h · d_k)
-    try:
-        images, instructions, actions = encode_batch(scenes)
-        with torch.no_grad():
-            model(images, torch.cat([instructions, actions], dim=1))
-    finally:
-        for hook in hooks:
-            hook.remove()
+    images, instructions, actions = encode_batch(scenes)
+    w_o = [block.attn.w_o for block in model.blocks]
+    captured = _inputs_to(w_o, model, images, torch.cat([instructions, actions], dim=1), lambda x: x.mean(0))  # each (n, h · d_k)
     h = model.config.num_heads
     return torch.stack([c.reshape(c.shape[0], h, -1).transpose(0, 1) for c in captured])
+
+
+def head_outputs(model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Each head's output (its slice before W_O) in every scene at every position: (B, layers, h, n, d_k).
+
+    images (B, 3, IMAGE, IMAGE), tokens (B, t) as :meth:`TinyVLA.forward`; n = n_patches + t. What
+    :func:`heads_replaced` puts in place of a head, scene by scene, to patch it in from another run.
+    """
+    captured = _inputs_to([block.attn.w_o for block in model.blocks], model, images, tokens)  # each (B, n, h · d_k)
+    h = model.config.num_heads
+    return torch.stack([c.reshape(*c.shape[:2], h, -1).transpose(1, 2) for c in captured], dim=1)
 
 
 @contextmanager
@@ -552,25 +570,32 @@ def heads_replaced(model: TinyVLA, layer: int, heads: list[int], means: torch.Te
 
     means: None zeroes them (zero-ablation); (layers, h, sequence_length, d_k) from
     :func:`head_means` puts each head's mean output at that position in their place
-    (mean-ablation). positions: only at these sequence positions (default: every position).
-    Works for every call inside (``act``, ``success_rate``, a forward pass, cached or not): a
-    pass's queries are the last n_q of the n_k positions its attention saw.
+    (mean-ablation); (B, layers, h, n, d_k) from :func:`head_outputs` puts scene b's own
+    values in scene b (activation patching: the values of another run). positions: only at
+    these sequence positions (default: every position). Works for every call inside (``act``,
+    ``success_rate``, a forward pass, cached or not): a pass's queries are the last n_q of the
+    n_k positions its attention saw.
     """
     attn = model.blocks[layer].attn
     d_k = attn.d_k
-    if means is not None and means.shape[1:] != (attn.num_heads, sequence_length(model.config), d_k):
+    per_scene = means is not None and means.ndim == 5
+    if means is not None and not per_scene and means.shape[1:] != (attn.num_heads, sequence_length(model.config), d_k):
         raise ValueError(tr(f"means must be (layers, {attn.num_heads}, {sequence_length(model.config)}, {d_k}), "
                             f"got {tuple(means.shape)}"))
+    if per_scene and (means.shape[2] != attn.num_heads or means.shape[4] != d_k):
+        raise ValueError(tr(f"per-scene values must be (B, layers, {attn.num_heads}, n, {d_k}), got {tuple(means.shape)}"))
     chosen = set(range(sequence_length(model.config)) if positions is None else positions)
 
     def replace_heads(_module, args):
         (x,) = args  # (B, n_q, h · d_k)
         n_q, n_k = x.shape[1], attn.attn_weights.shape[-1]
+        if per_scene and (means.shape[0] != x.shape[0] or means.shape[3] < n_k):
+            raise ValueError(tr(f"per-scene values {tuple(means.shape)} do not cover {x.shape[0]} scenes of {n_k} positions"))
         rows = [i for i, pos in enumerate(range(n_k - n_q, n_k)) if pos in chosen]
         x = x.clone()
         for head in heads:
             columns = slice(head * d_k, (head + 1) * d_k)
-            x[:, rows, columns] = 0.0 if means is None else means[layer, head, [n_k - n_q + i for i in rows]].to(x.dtype)
+            x[:, rows, columns] = 0.0 if means is None else means[..., layer, head, [n_k - n_q + i for i in rows], :].to(x.dtype)
         return (x,)
 
     hook = attn.w_o.register_forward_pre_hook(replace_heads)
@@ -616,3 +641,92 @@ def object_patch(scenes: list[Scene], k: int = 0) -> torch.Tensor:
     if not (covered.sum(-1) == 1).all():
         raise ValueError(tr("every object must cover exactly one patch"))
     return covered.int().argmax(-1)
+
+
+# --- activation patching: one site of a clean run put into a corrupted run -------
+
+
+def residuals(model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """The residual stream entering each block and leaving the last: (B, layers + 1, n, d_model).
+
+    images (B, 3, IMAGE, IMAGE), tokens (B, t) as :meth:`TinyVLA.forward`; n = n_patches + t.
+    Index ``layer`` is what block ``layer`` reads (0: the embedded tokens); index ``layers`` is
+    what the final norm and the unembedding read.
+    """
+    return torch.stack(_inputs_to([*model.blocks, model.norm], model, images, tokens), dim=1)
+
+
+@contextmanager
+def residual_replaced(model: TinyVLA, layer: int, values: torch.Tensor):
+    """Inside the ``with``, the residual stream entering block ``layer`` (``layer`` = num_layers: the one
+    leaving the last block) is ``values`` (B, n, d_model) instead, in a forward pass over the whole
+    sequence (not a cached pass of ``act``)."""
+    site = model.blocks[layer] if layer < len(model.blocks) else model.norm
+
+    def replace(_module, args):
+        if args[0].shape != values.shape:
+            raise ValueError(tr(f"values must be {tuple(args[0].shape)} (a whole sequence), got {tuple(values.shape)}"))
+        return (values.to(args[0].dtype), *args[1:])
+
+    hook = site.register_forward_pre_hook(replace)
+    try:
+        yield model
+    finally:
+        hook.remove()
+
+
+def _position_mask(positions, B: int, n: int) -> torch.Tensor:
+    """None (every position), a list of positions for every scene, or a (B, n) bool mask -> (B, n) bool."""
+    if positions is None:
+        return torch.ones(B, n, dtype=torch.bool)
+    if isinstance(positions, torch.Tensor) and positions.dtype == torch.bool:
+        if positions.shape != (B, n):
+            raise ValueError(tr(f"a position mask must be (B, n) = ({B}, {n}), got {tuple(positions.shape)}"))
+        return positions
+    chosen = torch.zeros(B, n, dtype=torch.bool)
+    chosen[:, list(positions)] = True
+    return chosen
+
+
+def patched_logits(model: TinyVLA, clean: tuple, corrupted: tuple, layer: int, head: int | None = None,
+                   positions=None) -> torch.Tensor:
+    """The corrupted run with one site patched in from the clean run: logits (B, n, vocab).
+
+    clean, corrupted: (images (B, 3, IMAGE, IMAGE), tokens (B, t)), the same shapes, n = n_patches + t.
+    The site: ``head`` given, that head's output (its slice before W_O) in block ``layer``
+    (:func:`head_outputs`, :func:`heads_replaced`); ``head`` None, the residual stream entering
+    block ``layer`` (:func:`residuals`; ``layer`` = num_layers: the one leaving the last block).
+    positions: None (every position), a list of positions, or a (B, n) bool mask (scene by scene).
+    Where a position is not patched the corrupted run's own value stays, which changes nothing.
+    """
+    (images, tokens), (images_c, tokens_c) = clean, corrupted
+    if images.shape != images_c.shape or tokens.shape != tokens_c.shape:
+        raise ValueError(tr(f"clean and corrupted runs must have the same shapes, got {tuple(images.shape)}, "
+                            f"{tuple(tokens.shape)} and {tuple(images_c.shape)}, {tuple(tokens_c.shape)}"))
+    B, n = tokens.shape[0], model.config.n_patches + tokens.shape[1]
+    chosen = _position_mask(positions, B, n)
+    if head is None:
+        source, own = residuals(model, images, tokens)[:, layer], residuals(model, images_c, tokens_c)[:, layer]
+        context = residual_replaced(model, layer, torch.where(chosen[..., None], source, own))
+    else:
+        source, own = head_outputs(model, images, tokens), head_outputs(model, images_c, tokens_c)
+        values = torch.where(chosen[:, None, None, :, None], source, own)  # (B, layers, h, n, d_k)
+        context = heads_replaced(model, layer, [head], values)
+    with context, torch.no_grad():
+        return model(images_c, tokens_c)
+
+
+def patching_recovery(model: TinyVLA, clean: tuple, corrupted: tuple, metric, layer: int, head: int | None = None,
+                      positions=None) -> float:
+    """Activation patching: the fraction of the clean behaviour that one patched site recovers.
+
+    metric: logits (B, n, vocab) -> a float (e.g. a logit difference averaged over scenes).
+    Returns (metric(patched) - metric(corrupted)) / (metric(clean) - metric(corrupted)): 0 = the
+    site carries none of the difference, 1 = all of it. The other arguments as :func:`patched_logits`.
+    """
+    with torch.no_grad():
+        m_clean, m_corrupted = float(metric(model(*clean))), float(metric(model(*corrupted)))
+    if m_clean == m_corrupted:
+        raise ValueError(tr("the metric is the same on the clean and the corrupted run: nothing to recover"))
+    m_patched = float(metric(patched_logits(model, clean, corrupted, layer, head, positions)))
+    return (m_patched - m_corrupted) / (m_clean - m_corrupted)
