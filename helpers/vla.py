@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +55,7 @@ BACKGROUND = 0.0
 HELD_OUT_COMBOS = (("red", "ball"), ("green", "cup"), ("blue", "block"))  # never in a training scene
 WEIGHTS_FILE = "tiny_vla.safetensors"
 MASK_COMPARISON_FILE = "vla_mask_comparison.json"  # scripts/compare_vla_masks.py: both masks, several seeds
+SUFFIX_SHAPE_COMPARISON_FILE = "vla_mask_comparison_shape_in_suffix.json"  # the same with prefix_words=2
 
 
 def _shape_masks() -> dict[str, np.ndarray]:
@@ -209,6 +210,7 @@ class VLAConfig:
     min_objects: int = 2  # training scenes have min_objects to 3 objects; test scenes 3
     init_seed: int = 6  # the shipped models' seed (scripts/train_tiny_vla.py says why 6)
     data_seed: int = 7
+    prefix_words: int = field(default=3, repr=False)  # instruction words in the prefix; 2: the shape word joins the suffix (n_prefix)
 
     @property
     def n_patches(self) -> int:
@@ -216,7 +218,18 @@ class VLAConfig:
 
     @property
     def n_prefix(self) -> int:
-        return self.n_patches + 3  # image, then the 3 instruction words
+        """The prefix: the image and the first ``prefix_words`` instruction words (they see each other
+        under the prefix mask; the causal mask ignores it).
+
+        The loss scores the shape word at the colour word and the 3 action tokens. With the whole
+        instruction in the prefix (3, the shipped models) the prefix-LM colour word can see the
+        shape word it is scored on; with ``prefix_words=2`` the shape word joins the suffix, so
+        every scored token is a suffix token the position that predicts it cannot see, under
+        either mask (PaliGemma and π0 put no loss on a prefix token).
+        """
+        if self.prefix_words not in (2, 3):
+            raise ValueError(tr(f"prefix_words must be 2 or 3, got {self.prefix_words}"))
+        return self.n_patches + self.prefix_words
 
 
 def vla_mask(n: int, n_prefix: int, kind: str = "causal") -> torch.Tensor:
@@ -288,7 +301,7 @@ class TinyVLA(nn.Module):
         """:meth:`act`, also returning the logits over the N_BINS action tokens each choice was made from: (B, 3, N_BINS)."""
         caches = [KVCache() for _ in self.blocks]
         x = torch.cat([self.image_tokens(images), self.embed(instructions)], dim=1)
-        logits = self._run(x, vla_mask(x.shape[1], x.shape[1], self.config.mask), caches, zero_heads)
+        logits = self._run(x, vla_mask(x.shape[1], self.config.n_prefix, self.config.mask), caches, zero_heads)
         out, scores = [], []
         for _ in ACTION_DIMS:
             scores.append(logits[:, -1, len(WORDS) :])  # (B, N_BINS): only action tokens are eligible
@@ -346,6 +359,8 @@ def train(
 
     Scoring the shape word after the colour word (which the image decides: one object per
     colour) makes the colour word look at its object early; OpenVLA scores only the actions.
+    With the default ``prefix_words=3`` the prefix-LM colour word can see the shape word it is
+    scored on; ``prefix_words=2`` moves the shape word into the suffix (:attr:`VLAConfig.n_prefix`).
 
     Trains in float64 and leaves the model in float32 (:func:`helpers.training.float64_training`),
     so the same CPU kernels give the same weights; other kernels do not (the training is chaotic:
@@ -443,7 +458,9 @@ def load_mask_comparison(path: str | Path | None = None) -> list[dict]:
 
     "probe" is a list of (step, success on 256 unseen scenes); "steps to 95 %" is the first such
     step at or above 0.95, or None; successes and accuracies are fractions (on 1000 scenes).
-    Default: the committed ``data/vla_mask_comparison.json``.
+    Default: the committed ``data/vla_mask_comparison.json`` (the shipped design, the whole
+    instruction in the prefix); ``data/vla_mask_comparison_shape_in_suffix.json`` holds the runs
+    with ``prefix_words=2``.
     """
     path = Path(path) if path is not None else DATA_DIR / MASK_COMPARISON_FILE
     if not path.exists():
@@ -516,7 +533,7 @@ def swap_colour(scene: Scene) -> Scene | None:
 
 def sequence_length(config: VLAConfig) -> int:
     """Tokens in a whole sequence: patches, the 3 instruction words and the 3 action tokens."""
-    return config.n_prefix + len(ACTION_DIMS)
+    return config.n_patches + 3 + len(ACTION_DIMS)
 
 
 def colour_word_position(config: VLAConfig) -> int:
