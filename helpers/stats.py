@@ -1,10 +1,13 @@
-"""Statistics of attention weights that notebook 02 builds: entropy and the softmax Jacobian.
+"""Statistics of attention weights that notebook 02 builds: entropy and the softmax Jacobian;
+and the Wilson interval of a share of successes (how many seeds of a training run reach a bar).
 
-Each function takes a numpy array or a torch tensor of probabilities ``p`` (the softmax
+Each attention function takes a numpy array or a torch tensor of probabilities ``p`` (the softmax
 output, summing to 1 along the last axis) and returns the same kind.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -71,3 +74,19 @@ def jacobian_norm(p):
     if isinstance(jac, torch.Tensor):
         return torch.linalg.matrix_norm(jac)
     return np.sqrt((jac * jac).sum(axis=(-2, -1)))
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval for a share ``successes / n`` (default z: 95 %), as (low, high).
+
+    The shares p a score test at level z does not reject: (p̂ - p)² ≤ z² p (1 - p) / n, the two
+    roots of a quadratic. Unlike p̂ ± z·sqrt(p̂(1 - p̂)/n) it stays in [0, 1] and is not empty
+    at 0 or n successes, which matters for 10 seeds.
+    """
+    if not (isinstance(n, (int, np.integer)) and isinstance(successes, (int, np.integer))) or n < 1 or not 0 <= successes <= n:
+        raise ValueError(tr(f"need whole numbers 0 <= successes <= n with n >= 1, got successes={successes!r}, n={n!r}"))
+    share, z2 = successes / n, z * z
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if successes == 0 else low), (1.0 if successes == n else high)  # exact there, not rounded

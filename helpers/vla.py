@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +55,7 @@ BACKGROUND = 0.0
 HELD_OUT_COMBOS = (("red", "ball"), ("green", "cup"), ("blue", "block"))  # never in a training scene
 WEIGHTS_FILE = "tiny_vla.safetensors"
 MASK_COMPARISON_FILE = "vla_mask_comparison.json"  # scripts/compare_vla_masks.py: both masks, several seeds
+SUFFIX_SHAPE_COMPARISON_FILE = "vla_mask_comparison_shape_in_suffix.json"  # the same with prefix_words=2
 
 
 def _shape_masks() -> dict[str, np.ndarray]:
@@ -209,6 +210,7 @@ class VLAConfig:
     min_objects: int = 2  # training scenes have min_objects to 3 objects; test scenes 3
     init_seed: int = 6  # the shipped models' seed (scripts/train_tiny_vla.py says why 6)
     data_seed: int = 7
+    prefix_words: int = field(default=3, repr=False)  # instruction words in the prefix; 2: the shape word joins the suffix (n_prefix)
 
     @property
     def n_patches(self) -> int:
@@ -216,7 +218,18 @@ class VLAConfig:
 
     @property
     def n_prefix(self) -> int:
-        return self.n_patches + 3  # image, then the 3 instruction words
+        """The prefix: the image and the first ``prefix_words`` instruction words (they see each other
+        under the prefix mask; the causal mask ignores it).
+
+        The loss scores the shape word at the colour word and the 3 action tokens. With the whole
+        instruction in the prefix (3, the shipped models) the prefix-LM colour word can see the
+        shape word it is scored on; with ``prefix_words=2`` the shape word joins the suffix, so
+        every scored token is a suffix token the position that predicts it cannot see, under
+        either mask (PaliGemma and π0 put no loss on a prefix token).
+        """
+        if self.prefix_words not in (2, 3):
+            raise ValueError(tr(f"prefix_words must be 2 or 3, got {self.prefix_words}"))
+        return self.n_patches + self.prefix_words
 
 
 def vla_mask(n: int, n_prefix: int, kind: str = "causal") -> torch.Tensor:
@@ -288,7 +301,7 @@ class TinyVLA(nn.Module):
         """:meth:`act`, also returning the logits over the N_BINS action tokens each choice was made from: (B, 3, N_BINS)."""
         caches = [KVCache() for _ in self.blocks]
         x = torch.cat([self.image_tokens(images), self.embed(instructions)], dim=1)
-        logits = self._run(x, vla_mask(x.shape[1], x.shape[1], self.config.mask), caches, zero_heads)
+        logits = self._run(x, vla_mask(x.shape[1], self.config.n_prefix, self.config.mask), caches, zero_heads)
         out, scores = [], []
         for _ in ACTION_DIMS:
             scores.append(logits[:, -1, len(WORDS) :])  # (B, N_BINS): only action tokens are eligible
@@ -346,6 +359,8 @@ def train(
 
     Scoring the shape word after the colour word (which the image decides: one object per
     colour) makes the colour word look at its object early; OpenVLA scores only the actions.
+    With the default ``prefix_words=3`` the prefix-LM colour word can see the shape word it is
+    scored on; ``prefix_words=2`` moves the shape word into the suffix (:attr:`VLAConfig.n_prefix`).
 
     Trains in float64 and leaves the model in float32 (:func:`helpers.training.float64_training`),
     so the same CPU kernels give the same weights; other kernels do not (the training is chaotic:
@@ -443,7 +458,9 @@ def load_mask_comparison(path: str | Path | None = None) -> list[dict]:
 
     "probe" is a list of (step, success on 256 unseen scenes); "steps to 95 %" is the first such
     step at or above 0.95, or None; successes and accuracies are fractions (on 1000 scenes).
-    Default: the committed ``data/vla_mask_comparison.json``.
+    Default: the committed ``data/vla_mask_comparison.json`` (the shipped design, the whole
+    instruction in the prefix); ``data/vla_mask_comparison_shape_in_suffix.json`` holds the runs
+    with ``prefix_words=2``.
     """
     path = Path(path) if path is not None else DATA_DIR / MASK_COMPARISON_FILE
     if not path.exists():
@@ -516,12 +533,26 @@ def swap_colour(scene: Scene) -> Scene | None:
 
 def sequence_length(config: VLAConfig) -> int:
     """Tokens in a whole sequence: patches, the 3 instruction words and the 3 action tokens."""
-    return config.n_prefix + len(ACTION_DIMS)
+    return config.n_patches + 3 + len(ACTION_DIMS)
 
 
 def colour_word_position(config: VLAConfig) -> int:
     """The colour word's position in the sequence (after the patches and the verb)."""
     return config.n_patches + 1
+
+
+def _inputs_to(sites: list[nn.Module], model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor,
+               reduce=lambda x: x) -> list[torch.Tensor]:
+    """One forward pass; what each of ``sites`` (modules of ``model``) receives, through ``reduce`` as it is captured."""
+    captured = []
+    hooks = [site.register_forward_pre_hook(lambda _m, args: captured.append(reduce(args[0]))) for site in sites]
+    try:
+        with torch.no_grad():
+            model(images, tokens)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return captured
 
 
 def head_means(model: TinyVLA, scenes: list[Scene]) -> torch.Tensor:
@@ -531,18 +562,22 @@ def head_means(model: TinyVLA, scenes: list[Scene]) -> torch.Tensor:
     position of :func:`sequence_length` has a mean. Returns (layers, h, sequence_length, d_k):
     what :func:`heads_replaced` puts in place of a head for a mean-ablation.
     """
-    captured = []
-    hooks = [block.attn.w_o.register_forward_pre_hook(lambda _m, args: captured.append(args[0].mean(0)))
-             for block in model.blocks]  # each (n, h · d_k)
-    try:
-        images, instructions, actions = encode_batch(scenes)
-        with torch.no_grad():
-            model(images, torch.cat([instructions, actions], dim=1))
-    finally:
-        for hook in hooks:
-            hook.remove()
+    images, instructions, actions = encode_batch(scenes)
+    w_o = [block.attn.w_o for block in model.blocks]
+    captured = _inputs_to(w_o, model, images, torch.cat([instructions, actions], dim=1), lambda x: x.mean(0))  # each (n, h · d_k)
     h = model.config.num_heads
     return torch.stack([c.reshape(c.shape[0], h, -1).transpose(0, 1) for c in captured])
+
+
+def head_outputs(model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Each head's output (its slice before W_O) in every scene at every position: (B, layers, h, n, d_k).
+
+    images (B, 3, IMAGE, IMAGE), tokens (B, t) as :meth:`TinyVLA.forward`; n = n_patches + t. What
+    :func:`heads_replaced` puts in place of a head, scene by scene, to patch it in from another run.
+    """
+    captured = _inputs_to([block.attn.w_o for block in model.blocks], model, images, tokens)  # each (B, n, h · d_k)
+    h = model.config.num_heads
+    return torch.stack([c.reshape(*c.shape[:2], h, -1).transpose(1, 2) for c in captured], dim=1)
 
 
 @contextmanager
@@ -552,25 +587,32 @@ def heads_replaced(model: TinyVLA, layer: int, heads: list[int], means: torch.Te
 
     means: None zeroes them (zero-ablation); (layers, h, sequence_length, d_k) from
     :func:`head_means` puts each head's mean output at that position in their place
-    (mean-ablation). positions: only at these sequence positions (default: every position).
-    Works for every call inside (``act``, ``success_rate``, a forward pass, cached or not): a
-    pass's queries are the last n_q of the n_k positions its attention saw.
+    (mean-ablation); (B, layers, h, n, d_k) from :func:`head_outputs` puts scene b's own
+    values in scene b (activation patching: the values of another run). positions: only at
+    these sequence positions (default: every position). Works for every call inside (``act``,
+    ``success_rate``, a forward pass, cached or not): a pass's queries are the last n_q of the
+    n_k positions its attention saw.
     """
     attn = model.blocks[layer].attn
     d_k = attn.d_k
-    if means is not None and means.shape[1:] != (attn.num_heads, sequence_length(model.config), d_k):
+    per_scene = means is not None and means.ndim == 5
+    if means is not None and not per_scene and means.shape[1:] != (attn.num_heads, sequence_length(model.config), d_k):
         raise ValueError(tr(f"means must be (layers, {attn.num_heads}, {sequence_length(model.config)}, {d_k}), "
                             f"got {tuple(means.shape)}"))
+    if per_scene and (means.shape[2] != attn.num_heads or means.shape[4] != d_k):
+        raise ValueError(tr(f"per-scene values must be (B, layers, {attn.num_heads}, n, {d_k}), got {tuple(means.shape)}"))
     chosen = set(range(sequence_length(model.config)) if positions is None else positions)
 
     def replace_heads(_module, args):
         (x,) = args  # (B, n_q, h · d_k)
         n_q, n_k = x.shape[1], attn.attn_weights.shape[-1]
+        if per_scene and (means.shape[0] != x.shape[0] or means.shape[3] < n_k):
+            raise ValueError(tr(f"per-scene values {tuple(means.shape)} do not cover {x.shape[0]} scenes of {n_k} positions"))
         rows = [i for i, pos in enumerate(range(n_k - n_q, n_k)) if pos in chosen]
         x = x.clone()
         for head in heads:
             columns = slice(head * d_k, (head + 1) * d_k)
-            x[:, rows, columns] = 0.0 if means is None else means[layer, head, [n_k - n_q + i for i in rows]].to(x.dtype)
+            x[:, rows, columns] = 0.0 if means is None else means[..., layer, head, [n_k - n_q + i for i in rows], :].to(x.dtype)
         return (x,)
 
     hook = attn.w_o.register_forward_pre_hook(replace_heads)
@@ -616,3 +658,92 @@ def object_patch(scenes: list[Scene], k: int = 0) -> torch.Tensor:
     if not (covered.sum(-1) == 1).all():
         raise ValueError(tr("every object must cover exactly one patch"))
     return covered.int().argmax(-1)
+
+
+# --- activation patching: one site of a clean run put into a corrupted run -------
+
+
+def residuals(model: TinyVLA, images: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """The residual stream entering each block and leaving the last: (B, layers + 1, n, d_model).
+
+    images (B, 3, IMAGE, IMAGE), tokens (B, t) as :meth:`TinyVLA.forward`; n = n_patches + t.
+    Index ``layer`` is what block ``layer`` reads (0: the embedded tokens); index ``layers`` is
+    what the final norm and the unembedding read.
+    """
+    return torch.stack(_inputs_to([*model.blocks, model.norm], model, images, tokens), dim=1)
+
+
+@contextmanager
+def residual_replaced(model: TinyVLA, layer: int, values: torch.Tensor):
+    """Inside the ``with``, the residual stream entering block ``layer`` (``layer`` = num_layers: the one
+    leaving the last block) is ``values`` (B, n, d_model) instead, in a forward pass over the whole
+    sequence (not a cached pass of ``act``)."""
+    site = model.blocks[layer] if layer < len(model.blocks) else model.norm
+
+    def replace(_module, args):
+        if args[0].shape != values.shape:
+            raise ValueError(tr(f"values must be {tuple(args[0].shape)} (a whole sequence), got {tuple(values.shape)}"))
+        return (values.to(args[0].dtype), *args[1:])
+
+    hook = site.register_forward_pre_hook(replace)
+    try:
+        yield model
+    finally:
+        hook.remove()
+
+
+def _position_mask(positions, B: int, n: int) -> torch.Tensor:
+    """None (every position), a list of positions for every scene, or a (B, n) bool mask -> (B, n) bool."""
+    if positions is None:
+        return torch.ones(B, n, dtype=torch.bool)
+    if isinstance(positions, torch.Tensor) and positions.dtype == torch.bool:
+        if positions.shape != (B, n):
+            raise ValueError(tr(f"a position mask must be (B, n) = ({B}, {n}), got {tuple(positions.shape)}"))
+        return positions
+    chosen = torch.zeros(B, n, dtype=torch.bool)
+    chosen[:, list(positions)] = True
+    return chosen
+
+
+def patched_logits(model: TinyVLA, clean: tuple, corrupted: tuple, layer: int, head: int | None = None,
+                   positions=None) -> torch.Tensor:
+    """The corrupted run with one site patched in from the clean run: logits (B, n, vocab).
+
+    clean, corrupted: (images (B, 3, IMAGE, IMAGE), tokens (B, t)), the same shapes, n = n_patches + t.
+    The site: ``head`` given, that head's output (its slice before W_O) in block ``layer``
+    (:func:`head_outputs`, :func:`heads_replaced`); ``head`` None, the residual stream entering
+    block ``layer`` (:func:`residuals`; ``layer`` = num_layers: the one leaving the last block).
+    positions: None (every position), a list of positions, or a (B, n) bool mask (scene by scene).
+    Where a position is not patched the corrupted run's own value stays, which changes nothing.
+    """
+    (images, tokens), (images_c, tokens_c) = clean, corrupted
+    if images.shape != images_c.shape or tokens.shape != tokens_c.shape:
+        raise ValueError(tr(f"clean and corrupted runs must have the same shapes, got {tuple(images.shape)}, "
+                            f"{tuple(tokens.shape)} and {tuple(images_c.shape)}, {tuple(tokens_c.shape)}"))
+    B, n = tokens.shape[0], model.config.n_patches + tokens.shape[1]
+    chosen = _position_mask(positions, B, n)
+    if head is None:
+        source, own = residuals(model, images, tokens)[:, layer], residuals(model, images_c, tokens_c)[:, layer]
+        context = residual_replaced(model, layer, torch.where(chosen[..., None], source, own))
+    else:
+        source, own = head_outputs(model, images, tokens), head_outputs(model, images_c, tokens_c)
+        values = torch.where(chosen[:, None, None, :, None], source, own)  # (B, layers, h, n, d_k)
+        context = heads_replaced(model, layer, [head], values)
+    with context, torch.no_grad():
+        return model(images_c, tokens_c)
+
+
+def patching_recovery(model: TinyVLA, clean: tuple, corrupted: tuple, metric, layer: int, head: int | None = None,
+                      positions=None) -> float:
+    """Activation patching: the fraction of the clean behaviour that one patched site recovers.
+
+    metric: logits (B, n, vocab) -> a float (e.g. a logit difference averaged over scenes).
+    Returns (metric(patched) - metric(corrupted)) / (metric(clean) - metric(corrupted)): 0 = the
+    site carries none of the difference, 1 = all of it. The other arguments as :func:`patched_logits`.
+    """
+    with torch.no_grad():
+        m_clean, m_corrupted = float(metric(model(*clean))), float(metric(model(*corrupted)))
+    if m_clean == m_corrupted:
+        raise ValueError(tr("the metric is the same on the clean and the corrupted run: nothing to recover"))
+    m_patched = float(metric(patched_logits(model, clean, corrupted, layer, head, positions)))
+    return (m_patched - m_corrupted) / (m_clean - m_corrupted)

@@ -2,6 +2,14 @@
 
     .venv/bin/python scripts/compare_vla_masks.py            # train every (mask, seed), write the log
     .venv/bin/python scripts/compare_vla_masks.py --check    # retrain seed 0 of both masks, compare with the log
+    .venv/bin/python scripts/compare_vla_masks.py --prefix-words 2 --masks prefix   # the shape word in the suffix
+
+``--prefix-words 2`` puts the shape word in the suffix (helpers.vla.VLAConfig.n_prefix): then every
+scored token is one the position that predicts it cannot see under either mask, as in PaliGemma and
+π0, which put no loss on a prefix token. Its log is data/vla_mask_comparison_shape_in_suffix.json;
+the causal mask ignores the setting, so ``--masks prefix`` retrains only the prefix-LM runs and
+copies the causal rows from the shipped design's log. ``--check --prefix-words 2 --masks prefix``
+retrains prefix seed 0 and compares it with that log.
 
 Both masks train on helpers.vla.VLAConfig's schedule (STEPS steps) from SEEDS seeds each: seed s
 draws the initial weights with init_seed=s and the training scenes with data_seed=s + 1. The
@@ -40,6 +48,7 @@ from helpers.data import DATA_DIR
 from helpers.vla import (
     ACTION_DIMS,
     MASK_COMPARISON_FILE,
+    SUFFIX_SHAPE_COMPARISON_FILE,
     TinyVLA,
     VLAConfig,
     action_token_ids,
@@ -56,6 +65,7 @@ from helpers.vla import (
 
 STEPS = VLAConfig().steps  # both masks, the shipped models' schedule
 SEEDS = 10
+MASKS = ("causal", "prefix")
 EVAL_EVERY = 100  # train()'s default
 TOLERANCE = 1e-6  # --check: largest |Δ| of a logged loss or attention share (float64 training: measured far below)
 
@@ -110,10 +120,10 @@ def _with_target(scene, k: int):
     return replace(scene, objects=(objects[k], *objects[:k], *objects[k + 1 :]))
 
 
-def run(mask: str, seed: int) -> dict:
+def run(mask: str, seed: int, prefix_words: int = 3) -> dict:
     """Train one (mask, seed) on one thread; its row of the log."""
     torch.set_num_threads(1)
-    config = replace(VLAConfig(), mask=mask, steps=STEPS, init_seed=seed, data_seed=seed + 1)
+    config = replace(VLAConfig(), mask=mask, steps=STEPS, init_seed=seed, data_seed=seed + 1, prefix_words=prefix_words)
     cpu = time.process_time()
     model, losses, curve, _ = train_and_time(config, progress=False)
     unseen = held_out_scenes(1000)
@@ -128,10 +138,10 @@ def run(mask: str, seed: int) -> dict:
     }
 
 
-def train_all(jobs: list[tuple[str, int]]) -> list[dict]:
-    """Every (mask, seed) of ``jobs``, two processes at a time, in the order given."""
+def train_all(jobs: list[tuple[str, int, int]]) -> list[dict]:
+    """Every (mask, seed, prefix_words) of ``jobs``, two processes at a time, in the order given."""
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(run, mask, seed) for mask, seed in jobs]
+        futures = [pool.submit(run, *job) for job in jobs]
         rows = []
         for future in futures:
             rows.append(future.result())
@@ -151,16 +161,16 @@ def same(fresh, logged) -> bool:
     return fresh == logged
 
 
-def check(rows: list[dict]) -> None:
+def check(rows: list[dict], log_file: str = MASK_COMPARISON_FILE) -> None:
     """Compare fresh rows with the logged ones field by field, except the CPU time; exit with an error on any difference."""
-    logged = {(r["mask"], r["seed"]): r for r in load_mask_comparison()}
+    logged = {(r["mask"], r["seed"]): r for r in load_mask_comparison(DATA_DIR / log_file)}
     differ = []
     for row in rows:
         old = logged[row["mask"], row["seed"]]
         for key, value in row.items():
             if key != "cpu seconds" and not same(value, old[key]):
                 differ.append(f"{row['mask']} seed {row['seed']} {key}: {value} (logged: {old[key]})")
-    print("\n".join(differ) or f"{len(rows)} run(s) agree with {MASK_COMPARISON_FILE} (counts exactly, "
+    print("\n".join(differ) or f"{len(rows)} run(s) agree with {log_file} (counts exactly, "
           f"floats within {TOLERANCE:g}; CPU time aside)")
     if differ:
         raise SystemExit(f"{len(differ)} field(s) differ from the log")
@@ -169,19 +179,29 @@ def check(rows: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="retrain seed 0 of both masks and compare with the log")
+    parser.add_argument("--masks", nargs="+", choices=MASKS, default=MASKS,
+                        help="retrain only these masks; the other masks' rows are kept from the shipped design's log "
+                             "(the causal mask ignores --prefix-words)")
+    parser.add_argument("--prefix-words", type=int, choices=(2, 3), default=3,
+                        help=f"instruction words in the prefix: 3 (shipped; {MASK_COMPARISON_FILE}) or 2, the shape word "
+                             f"in the suffix ({SUFFIX_SHAPE_COMPARISON_FILE})")
     args = parser.parse_args()
 
+    log_file = MASK_COMPARISON_FILE if args.prefix_words == 3 else SUFFIX_SHAPE_COMPARISON_FILE
     seeds = [0] if args.check else range(SEEDS)
     start = time.perf_counter()
-    rows = train_all([(mask, seed) for seed in seeds for mask in ("causal", "prefix")])
+    rows = train_all([(mask, seed, args.prefix_words) for seed in seeds for mask in args.masks])
     print(f"{len(rows)} runs in {time.perf_counter() - start:.0f} s wall")
     if args.check:
-        check(rows)
+        check(rows, log_file)
         return
-    schedule = {k: v for k, v in asdict(VLAConfig(steps=STEPS)).items() if k not in ("mask", "init_seed", "data_seed")}
+    kept = [r for r in load_mask_comparison() if r["mask"] not in args.masks]
+    rows = sorted(rows + kept, key=lambda r: (r["seed"], MASKS.index(r["mask"])))
+    schedule = {k: v for k, v in asdict(VLAConfig(steps=STEPS, prefix_words=args.prefix_words)).items()
+                if k not in ("mask", "init_seed", "data_seed")}
     log = {"schedule": schedule | {"probe every": EVAL_EVERY, "probe scenes": 256, "torch": torch.__version__},
            "runs": rows}
-    path = DATA_DIR / MASK_COMPARISON_FILE
+    path = DATA_DIR / log_file
     path.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")
 

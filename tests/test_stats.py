@@ -1,4 +1,4 @@
-"""helpers.stats (entropy, softmax Jacobian) against PyTorch's autograd and distributions."""
+"""helpers.stats (entropy, softmax Jacobian) against PyTorch's autograd and distributions; the Wilson interval against its definition."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.stats import entropy, jacobian_norm, softmax_jacobian
+from helpers.stats import entropy, jacobian_norm, softmax_jacobian, wilson_interval
 
 
 def random_scores(seed: int) -> torch.Tensor:
@@ -52,3 +52,28 @@ def test_bad_input_is_a_clear_error():
         entropy(np.float64(0.5))
     with pytest.raises(TypeError, match="numbers"):
         jacobian_norm(np.array(["a", "b"]))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 37])
+def test_wilson_interval_inverts_the_score_test(n):
+    """Each bound inside (0, 1) is a root of (p̂ - p)² = z² p (1 - p) / n; p̂ lies between them; shares outside are rejected."""
+    z = 1.959963984540054
+    for k in range(n + 1):
+        low, high = wilson_interval(k, n)
+        share = k / n
+        assert 0 <= low <= share <= high <= 1
+        for bound in (low, high):
+            if 0 < bound < 1:
+                assert math.isclose((share - bound) ** 2, z * z * bound * (1 - bound) / n, rel_tol=1e-9, abs_tol=1e-15)
+        for p in (low - 1e-6, high + 1e-6):
+            if 0 < p < 1:
+                assert (share - p) ** 2 > z * z * p * (1 - p) / n
+    assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+
+
+def test_wilson_interval_known_values_and_bad_input():
+    assert np.allclose(wilson_interval(5, 10), (0.2366, 0.7634), atol=1e-4)  # tables of the Wilson interval
+    assert np.allclose(wilson_interval(1, 10), (0.0179, 0.4042), atol=1e-4)
+    for bad in ((3, 2), (-1, 4), (1, 0), (0.5, 4)):
+        with pytest.raises(ValueError, match="whole numbers"):
+            wilson_interval(*bad)

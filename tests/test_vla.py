@@ -1,5 +1,7 @@
 """helpers.vla: scenes, patches, action bins, masks, KV-cache decoding, the shipped weights, attention shares."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -138,6 +140,25 @@ def test_model_is_llama_blocks_and_patches_never_see_the_instruction_under_the_c
         assert (prefix(images, instructions)[:, :n] - prefix(images, other)[:, :n]).abs().max() > 1e-6
 
 
+def test_with_two_prefix_words_the_prefix_ends_at_the_colour_word():
+    """prefix_words=2: the patches, the verb and the colour word see each other, never the shape word, so
+    the colour word, which the shape word is scored at, cannot see its own target under either mask."""
+    config = VLAConfig(mask="prefix", prefix_words=2)
+    assert config.n_prefix == config.n_patches + 2 and VLAConfig().n_prefix == config.n_patches + 3
+    with pytest.raises(ValueError, match="prefix_words"):
+        _ = VLAConfig(prefix_words=1).n_prefix
+    images, instructions, actions = encode_batch(held_out_scenes(3))
+    other = instructions.clone()
+    other[:, 2] = torch.tensor([WORDS.index("cup") if w != WORDS.index("cup") else WORDS.index("ball") for w in other[:, 2]])
+    for mask in ("causal", "prefix"):
+        model = build_model(VLAConfig(mask=mask, prefix_words=2)).double()
+        with torch.no_grad():
+            a, b = (model(images.double(), torch.cat([words, actions], dim=1)) for words in (instructions, other))
+            assert torch.equal(model.act(images, instructions), model.act_without_cache(images, instructions))
+        assert_close(a[:, : config.n_prefix], b[:, : config.n_prefix], rtol=0, atol=0)
+        assert (a[:, config.n_prefix :] - b[:, config.n_prefix :]).abs().max() > 1e-6
+
+
 @pytest.mark.parametrize("mask", ["causal", "prefix"])
 def test_kv_cache_decoding_equals_full_recompute(mask, shipped):
     model = shipped[mask]
@@ -231,3 +252,17 @@ def test_mask_comparison_loader_names_what_is_wrong(tmp_path):
     bad.write_text('{"runs": [{"mask": "causal", "seed": 0}]}', encoding="utf-8")
     with pytest.raises(ValueError, match="expected"):
         load_mask_comparison(bad)
+
+
+def test_the_shape_in_suffix_comparison_log():
+    """data/vla_mask_comparison_shape_in_suffix.json: 10 seeds per mask; its causal rows are the shipped
+    design's (the causal mask ignores prefix_words), its prefix rows were trained with prefix_words=2."""
+    from helpers.data import DATA_DIR
+    from helpers.vla import SUFFIX_SHAPE_COMPARISON_FILE, load_mask_comparison
+
+    runs = load_mask_comparison(DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE)
+    assert sorted((r["mask"], r["seed"]) for r in runs) == sorted((m, s) for m in ("causal", "prefix") for s in range(10))
+    shipped_design = load_mask_comparison()
+    assert [r for r in runs if r["mask"] == "causal"] == [r for r in shipped_design if r["mask"] == "causal"]
+    schedule = json.loads((DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE).read_text(encoding="utf-8"))["schedule"]
+    assert schedule["prefix_words"] == 2 and schedule["steps"] == 1500

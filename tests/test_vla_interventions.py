@@ -1,5 +1,6 @@
-"""helpers.vla's interventions: zero- and mean-ablation of heads (everywhere or at some positions)
-and knocking out one look, checked against what they must equal, with and without the KV cache."""
+"""helpers.vla's interventions: zero- and mean-ablation of heads (everywhere or at some positions),
+knocking out one look and activation patching, checked against what they must equal, with and
+without the KV cache."""
 
 import pytest
 import torch
@@ -12,11 +13,17 @@ from helpers.vla import (
     colour_word_position,
     encode_batch,
     head_means,
+    head_outputs,
     heads_replaced,
     held_out_scenes,
     object_patch,
     object_patches,
+    patched_logits,
+    patching_recovery,
+    residual_replaced,
+    residuals,
     sequence_length,
+    swap_colour,
 )
 
 
@@ -144,3 +151,111 @@ def test_object_patch_and_bad_input():
             net.act(images, instructions)
     with pytest.raises(ValueError, match="means must be"), heads_replaced(net, 0, [0], torch.zeros(2, 4, 5, 12)):
         pass
+
+
+# --- activation patching ---------------------------------------------------------
+
+
+def _pair(size=16, seed=11):
+    """Clean and corrupted runs of the same images: the colour word names another object of the same shape."""
+    pairs = [(s, swap_colour(s)) for s in held_out_scenes(4 * size, seed=seed) if swap_colour(s) is not None][:size]
+    runs = []
+    for scenes in ([p[0] for p in pairs], [p[1] for p in pairs]):
+        images, instructions, actions = encode_batch(scenes)
+        runs.append((images, torch.cat([instructions, actions], dim=1)))
+    return runs
+
+
+def _x_logit_difference(clean, corrupted, model):
+    """Metric: at the query that writes x, the logit of the clean run's x token minus the corrupted run's."""
+    at = model.config.n_patches + 2
+    good, bad = clean[1][:, 3], corrupted[1][:, 3]
+    rows = torch.arange(len(good))
+    return lambda logits: (logits[rows, at, good] - logits[rows, at, bad]).mean()
+
+
+def test_recorded_sites_have_their_shapes(model):
+    clean, _ = _pair(5)
+    n = model.config.n_patches + clean[1].shape[1]
+    assert head_outputs(model, *clean).shape == (5, 2, 4, n, 12)
+    assert residuals(model, *clean).shape == (5, 3, n, 48)
+    with torch.no_grad():  # the last residual, normed and unembedded, is the logits
+        assert_close(model.lm_head(model.norm(residuals(model, *clean)[:, -1])), model(*clean), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("site", [(0, None), (1, None), (2, None), (0, 2), (1, 1)])
+def test_patching_everything_or_nothing(model, site):
+    """Every position of a residual patched: exactly the clean run. No position: exactly the corrupted run."""
+    layer, head = site
+    clean, corrupted = _pair()
+    with torch.no_grad():
+        want_clean, want_corrupted = model(*clean), model(*corrupted)
+    assert_close(patched_logits(model, clean, corrupted, layer, head, positions=[]), want_corrupted, atol=0, rtol=0)
+    metric = _x_logit_difference(clean, corrupted, model)
+    assert patching_recovery(model, clean, corrupted, metric, layer, head, positions=[]) == 0.0
+    if head is None:
+        assert_close(patched_logits(model, clean, corrupted, layer), want_clean, atol=0, rtol=0)
+        assert patching_recovery(model, clean, corrupted, metric, layer) == 1.0
+
+
+def test_patching_every_head_and_the_embeddings_is_the_clean_run(model):
+    """Block 0's input from the clean run plus every head of every layer: the clean run again (the MLPs follow)."""
+    clean, corrupted = _pair()
+    outputs = head_outputs(model, *clean)
+    with torch.no_grad():
+        want = model(*clean)
+    with (residual_replaced(model, 0, residuals(model, *clean)[:, 0]), heads_replaced(model, 0, [0, 1, 2, 3], outputs),
+          heads_replaced(model, 1, [0, 1, 2, 3], outputs), torch.no_grad()):
+        assert_close(model(*corrupted), want, atol=0, rtol=0)
+
+
+def _by_hand(model, x, layer, mask, head=None, position=None, delta=None):
+    """The blocks from ``layer`` on, written out: x + attention (plus delta @ W_O's head columns at
+    one position), then x + SwiGLU(RMSNorm(x)); then the final norm and the unembedding."""
+    for k, block in enumerate(model.blocks):
+        if k < layer:
+            continue
+        mid = x + block.attn(block.attn_norm(x), mask)
+        if k == layer and delta is not None:
+            d_k = block.attn.d_k
+            w_o = block.attn.w_o.weight[:, head * d_k : (head + 1) * d_k]  # (d_model, d_k)
+            mid = mid.clone()
+            mid[:, position] += delta @ w_o.T
+        x = mid + block.ffn(block.ffn_norm(mid))
+    return model.lm_head(model.norm(x))
+
+
+def test_patching_matches_a_direct_computation(model):
+    """Random sites: a residual at some positions, or one head at one position, against the forward pass written out."""
+    from helpers.vla import vla_mask
+
+    clean, corrupted = _pair()
+    n = model.config.n_patches + clean[1].shape[1]
+    mask = vla_mask(n, model.config.n_prefix, model.config.mask)
+    generator = torch.Generator().manual_seed(4)
+    x_clean, x_corrupted = residuals(model, *clean), residuals(model, *corrupted)
+    outputs_clean, outputs_corrupted = head_outputs(model, *clean), head_outputs(model, *corrupted)
+    for _ in range(4):
+        layer = int(torch.randint(0, 2, (1,), generator=generator))
+        chosen = torch.rand(len(clean[1]), n, generator=generator) < 0.3  # (B, n), scene by scene
+        x = torch.where(chosen[..., None], x_clean[:, layer], x_corrupted[:, layer])
+        with torch.no_grad():
+            want = _by_hand(model, x, layer, mask)
+        assert_close(patched_logits(model, clean, corrupted, layer, positions=chosen), want, atol=1e-5, rtol=1e-5)
+
+        head, position = int(torch.randint(0, 4, (1,), generator=generator)), int(torch.randint(0, n, (1,), generator=generator))
+        delta = outputs_clean[:, layer, head, position] - outputs_corrupted[:, layer, head, position]  # (B, d_k)
+        with torch.no_grad():
+            want = _by_hand(model, x_corrupted[:, layer], layer, mask, head, position, delta)
+        got = patched_logits(model, clean, corrupted, layer, head, positions=[position])
+        assert_close(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_patching_bad_input(model):
+    clean, corrupted = _pair(4)
+    with pytest.raises(ValueError, match="same shapes"):
+        patched_logits(model, clean, (corrupted[0], corrupted[1][:, :4]), 0)
+    with pytest.raises(ValueError, match="position mask"):
+        patched_logits(model, clean, corrupted, 0, positions=torch.ones(4, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="nothing to recover"):
+        patching_recovery(model, clean, clean, lambda logits: logits[:, -1, 0].mean(), 0)

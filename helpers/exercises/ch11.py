@@ -77,6 +77,10 @@ def _decode_bound(answer):
     return math.isclose(value, 7 * per_token, rel_tol=0.01)
 
 
+KNOCK_OUT_TOLERANCE = 0.0051  # one scene of 200 is 0.005: a decision that flips on another CPU still passes
+KNOCK_OUT_CLOSE = 0.02  # nearer than this, but not within the tolerance: the right method, rounded
+
+
 @cache
 def _knocked_out_success() -> tuple[float, float, float]:
     """Success on held_out_scenes(200): with the look knocked out, with the whole head zeroed, intact."""
@@ -103,10 +107,12 @@ def _knock_out(answer):
     knocked, zeroed, intact = _knocked_out_success()
     if not 0 <= value <= 1:
         return "a success rate is a fraction between 0 and 1."
-    if math.isclose(value, knocked, abs_tol=1e-9):
+    if math.isclose(value, knocked, abs_tol=KNOCK_OUT_TOLERANCE):
         return True
     if math.isclose(value, intact, abs_tol=1e-9):
         return "that is the intact model: measure inside the with block, where the look is forbidden."
     if math.isclose(value, zeroed, abs_tol=1e-9):
         return "that zeroes the whole head; forbid only its one look, from the query that writes x to the colour word."
+    if math.isclose(value, knocked, abs_tol=KNOCK_OUT_CLOSE):
+        return "close: give the value success_rate returns (three decimals)."
     return False
