@@ -142,3 +142,12 @@ def test_the_reason_of_exercise_3_is_checked():
     assert "share" in evaluate("02.3", (weights, "D"))[1]
     assert "02.1" not in evaluate("02.3", (weights, "C"))[1]  # no pointer to an optional exercise's answer
     assert evaluate("02.3", (weights, " b "))[0] and evaluate("02.3", [weights, "B"])[0]
+
+
+def test_a_function_right_for_small_scores_gets_the_thousands_hint_whatever_the_draw():
+    """The checker draws fresh scores each call: over many draws, the naive formula (and one
+    global maximum) always get the hint about scores in the thousands, never the axis hint."""
+    for _ in range(40):
+        for wrong in (naive, global_max):
+            correct, message = evaluate("02.2", wrong)
+            assert not correct and "thousands" in message, message

@@ -92,6 +92,8 @@ def _stable_log_softmax(answer):
             if np.isneginf(got[underflow]).all() and np.allclose(got[~underflow], want[~underflow], rtol=1e-9, atol=1e-9):
                 return "your function returns −inf where a weight underflows to 0 (scores 10⁴ apart): the log of a weight that is already 0 cannot recover it; never form the weights."
             return "your function returns NaN or inf when the scores are in the thousands: subtract each slice's own maximum before exponentiating."
+        if _right_when_small(answer, scores, axis):
+            return "your function is right for small scores but not when they are in the thousands (exp overflows, or its tiny values lose their digits): subtract each slice's own maximum before exponentiating."
         if np.allclose(got, scores - scores.max(axis=axis, keepdims=True)):
             return "those are the shifted scores; log softmax also subtracts the log of the sum of their exponentials."
         with np.errstate(all="ignore"):
@@ -99,6 +101,18 @@ def _stable_log_softmax(answer):
                 return f"exp of your answer does not sum to 1 along axis={axis}: normalise along the axis you are given, not a fixed one."
         return False
     return True
+
+
+def _right_when_small(answer, scores: np.ndarray, axis: int) -> bool:
+    """Whether ``answer`` is right once each slice is shifted to a maximum of 0: then its only
+    trouble is the size of the scores."""
+    small = scores - scores.max(axis=axis, keepdims=True)
+    try:
+        with np.errstate(all="ignore"):
+            got = as_array(answer(small.copy(), axis=axis))
+    except Exception:  # noqa: BLE001 - a learner's bug is diagnosed elsewhere
+        return False
+    return got.shape == small.shape and np.allclose(got, _log_softmax_along(small, axis), rtol=1e-9, atol=1e-9)
 
 
 def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
