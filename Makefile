@@ -49,15 +49,17 @@ test: $(STAMP) lint
 # Everything a contributor runs before committing: the tests, then the portable check.
 check: test test-portable
 
-# nbval on both editions under other CPU kernels, ISAs and thread counts, and with every inexact
-# PyTorch result nudged by a few ulps: a stored output must read the same on any learner's CPU.
-# make test-portable ONLY="old-cpu nudged" runs some of the settings (scripts/portable_check.py --list).
+# nbval on the English notebooks under other CPU kernels, ISAs and thread counts, each with every
+# inexact PyTorch result nudged by a few ulps: a stored output must read the same on any learner's
+# CPU (the Korean twins print the same floats from the same code: tests/test_korean.py).
+# make test-portable ONLY=avx2 runs one of the settings (scripts/portable_check.py --list).
 test-portable: $(STAMP)
 	$(BIN)/python scripts/portable_check.py $(ONLY)
 
-# The unit and explorer tests, then nbval on both editions, in a second environment holding exactly
-# the oldest versions pyproject.toml supports (requirements-compat.txt: ipywidgets 7.7, numpy 1.26,
-# ...): a stored output must read the same under every supported version.
+# The unit and explorer tests (Korean ones included), then nbval on the English notebooks, in a second
+# environment holding exactly the oldest versions pyproject.toml supports (requirements-compat.txt:
+# ipywidgets 7.7, numpy 1.26, ...): a stored output must read the same under every supported version
+# (the Korean twins print the same floats from the same code, as for test-portable).
 COMPAT       := .venv-compat
 COMPAT_STAMP := $(COMPAT)/.installed
 
@@ -72,8 +74,8 @@ test-compat: $(COMPAT_STAMP)
 		print('test-compat: ipywidgets', ipywidgets.__version__, '| numpy', numpy.__version__, \
 		'| matplotlib', matplotlib.__version__, '| torch', torch.__version__)"
 	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
-	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest notebooks --nbval \
-		--nbval-current-env --nbval-cell-timeout=300 \
+	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest notebooks --ignore=notebooks/ko \
+		--nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile
 
 lint: $(STAMP)
@@ -107,7 +109,9 @@ kernel: $(STAMP)
 # Real-browser tests, not part of `make test`: each widget notebook in JupyterLab (a throw-away
 # copy) driven from the keyboard in Debian's headless Chromium via Playwright, plus the
 # slider-to-picture latency. Installs chromium (apt) and playwright (pip) when missing;
-# never `playwright install`. Screenshots and latency.json go to build/e2e/.
+# never `playwright install`. Screenshots and latency.json go to build/e2e/. The latency test
+# runs alone (a second browser beside it would be in its measurement); the others run two at a
+# time, each worker with its own JupyterLab (they wait on the browser and kernel more than compute).
 CHROMIUM   ?= /usr/bin/chromium
 PLAYWRIGHT := playwright==1.65.2
 
@@ -115,7 +119,9 @@ e2e: $(STAMP)
 	@test -x $(CHROMIUM) || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); export DEBIAN_FRONTEND=noninteractive; \
 		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
 	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
-	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v --ignore=e2e/test_site.py
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_latency.py -v
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e -v -rP -n 2 --dist load \
+		--ignore=e2e/test_site.py --ignore=e2e/test_latency.py
 
 # The static site (both editions, explorers live, no server): build/site/. The toolchain
 # (requirements-site.txt, PyPI only) goes into .venv; pictures and Sphinx's state are cached in

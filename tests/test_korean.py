@@ -342,6 +342,58 @@ def test_the_code_comparison_sees_code_changes_and_ignores_translations():
         assert code_shape(drifted) != code_shape(english), changed
 
 
+# A float as a notebook prints it: 0.24, .5, 1.2e-07, 3e+02 (never a bare whole number, whose form
+# Korean sentences may change: "four heads" / "헤드 4개").
+FLOAT = re.compile(r"\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+")
+
+
+def nbval_checks(cell: dict) -> bool:
+    """Whether nbval compares this code cell's stored output (no ignore or skip marker)."""
+    markers = {"nbval-ignore-output", "nbval-skip"} & set(cell["metadata"].get("tags", []))
+    return not markers and not re.search(r"#\s*NBVAL_(IGNORE_OUTPUT|SKIP)", "".join(cell["source"]))
+
+
+def printed_text(cell: dict) -> str:
+    """The text a code cell's stored outputs show (streams, plain results, errors; not pictures)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if output["output_type"] == "stream":
+            parts.append("".join(output["text"]))
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}")
+        elif "text/plain" in data and not {"image/png", "application/vnd.jupyter.widget-view+json"} & set(data):
+            parts.append("".join(data["text/plain"]))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("english, korean", twins(), ids=lambda p: translations.rel(p) if "/ko/" not in str(p) else "")
+def test_korean_outputs_print_the_english_floats(english, korean):
+    """Every float a Korean cell prints is one its English twin prints, and as often. With the code
+    equal (the test above), this is why `make test-portable` re-runs the English notebooks alone:
+    a CPU that changed a Korean output would change the English one too."""
+    en_cells = json.loads(english.read_text(encoding="utf-8"))["cells"]
+    ko_cells = json.loads(korean.read_text(encoding="utf-8"))["cells"]
+    compared = 0
+    for index, (en, ko) in enumerate(zip(en_cells, ko_cells, strict=True)):
+        if en["cell_type"] != "code" or not nbval_checks(en):
+            continue
+        en_floats, ko_floats = Counter(FLOAT.findall(printed_text(en))), Counter(FLOAT.findall(printed_text(ko)))
+        assert en_floats == ko_floats, (
+            f"{translations.rel(korean)} cell {index}: floats only in English {sorted((en_floats - ko_floats).elements())}, "
+            f"only in Korean {sorted((ko_floats - en_floats).elements())}; run make notebooks NB={translations.rel(english)}")
+        compared += bool(en_floats)
+    assert compared or "00_" in english.name, f"{english.name}: no printed float compared (has the output format changed?)"
+
+
+def test_the_float_comparison_sees_a_changed_digit():
+    assert Counter(FLOAT.findall("평균 0.240, 최대 1.2e-07 (헤드 4개)")) == Counter(FLOAT.findall("mean 0.240, max 1.2e-07 (4 heads)"))
+    assert Counter(FLOAT.findall("평균 0.241")) != Counter(FLOAT.findall("mean 0.240"))
+    timing = {"metadata": {"tags": ["nbval-ignore-output"]}, "source": ["x = 1"]}
+    assert not nbval_checks(timing) and not nbval_checks({"metadata": {}, "source": ["# NBVAL_IGNORE_OUTPUT\n"]})
+    assert nbval_checks({"metadata": {"tags": ["answer"]}, "source": ["print(x)"]})
+
+
 # --- each notebook says its language, so it speaks it anywhere -------------------------------
 
 
