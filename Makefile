@@ -10,7 +10,7 @@ INLINE := module://matplotlib_inline.backend_inline  # kernels draw figures as s
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NB ?= $(sort $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb))
 
-.PHONY: setup lab restart check test test-portable test-compat lint bench notebooks kernel e2e site test-site clean
+.PHONY: setup setup-compat setup-site lab restart check test test-portable test-compat lint bench notebooks kernel e2e site test-site clean
 
 setup: $(STAMP)
 
@@ -68,6 +68,8 @@ $(COMPAT_STAMP): requirements-compat.txt pyproject.toml
 	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip
 	$(COMPAT)/bin/python -m pip install --quiet -r requirements-compat.txt
 	@touch $(COMPAT_STAMP)
+
+setup-compat: $(COMPAT_STAMP)
 
 test-compat: $(COMPAT_STAMP)
 	@$(COMPAT)/bin/python -c "import ipywidgets, matplotlib, numpy, torch; \
@@ -133,6 +135,8 @@ SITE_REPOSITORY ?= https://github.com/attention-lab/attention-lab
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(BIN)/python -m pip install --quiet -r requirements-site.txt
 	@touch $(SITE_STAMP)
+
+setup-site: $(SITE_STAMP)
 
 site: $(SITE_STAMP)
 	SITE_REPOSITORY=$(SITE_REPOSITORY) OMP_NUM_THREADS=1 MPLBACKEND=Agg $(BIN)/python -m website.build

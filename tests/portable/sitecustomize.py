@@ -40,17 +40,20 @@ if SEED:
     SALT = int(SEED) * 0x9E3779B1 + 0x7F4A7C15
 
     def nudge(value):
-        """``value`` moved by up to ULPS ulps where it is not a whole number; other values as they are."""
+        """``value`` moved by up to ULPS ulps where it is not a whole number; other values as they are.
+
+        A NaN or an infinity multiplied by the factor stays what it was, so only whole numbers
+        need a mask; the work is done in place where it can be (this runs on every result)."""
         if not isinstance(value, torch.Tensor) or value.dtype not in INTS or value.numel() == 0:
             return value
         if value.is_sparse or value.layout != torch.strided:
             return value
         with torch.no_grad():
-            bits = value.detach().contiguous().view(INTS[value.dtype])
-            draw = ((bits * 0x2545F491 + SALT) & 0xFFFFFF).to(value.dtype) / 2**23 - 1  # in [-1, 1)
-            inexact = torch.isfinite(value) & (value != value.round())
-            moved = torch.where(inexact, value * (1 + EPS[value.dtype] * draw), value)
-        return moved
+            value = value.detach().contiguous()
+            draw = value.view(INTS[value.dtype]).mul(0x2545F491).add_(SALT).bitwise_and_(0xFFFFFF)
+            factor = draw.to(value.dtype).mul_(EPS[value.dtype] / 2**23).add_(1 - EPS[value.dtype])
+            factor.masked_fill_(value.round() == value, 1)  # whole numbers (and infinities) stay
+            return value * factor
 
     class Nudge(TorchDispatchMode):
         """Nudge the floating-point result of every operation in NUDGED."""
