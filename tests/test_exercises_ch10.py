@@ -56,12 +56,14 @@ def by_position(real_only: bool = True, scale: float = 1.0) -> tuple[float, ...]
 POSITIONS = by_position()
 RIGHT = {"10.1": ablated(1), "10.2": 8544, "10.3": without_mask(), "10.4": mirror(1), "10.5": ONE_LAYER,
          "10.6": (POSITIONS, "b")}
+# The catalogue of plausible wrong answers, the third expert read's included (0.30, 0.5, 0.88, 0.60:
+# values with no particular mistake behind them get the exercise's general hint).
 WRONG = {
-    "10.1": [ablated(0), 1.0, 100 * ablated(1)],
+    "10.1": [ablated(0), 1.0, 100 * ablated(1), 0.30],
     "10.2": [8544 - 128, 8544 - 224, 4096],
-    "10.3": [without_mask(real_only=False), 1.0, 100 * without_mask()],
-    "10.4": [mirror(0), 1.0, 0.0, round(mirror(1), 2) + 0.004],
-    "10.5": [1.0, ONE_LAYER - 0.1, 100 * ONE_LAYER],
+    "10.3": [without_mask(real_only=False), 1.0, 100 * without_mask(), 0.5],
+    "10.4": [mirror(0), 1.0, 0.0, round(mirror(1), 2) + 0.004, 0.88],
+    "10.5": [1.0, ONE_LAYER - 0.1, 100 * ONE_LAYER, 0.60],
     "10.6": [(POSITIONS, "a"), (POSITIONS, "c"), (POSITIONS, "d"), (POSITIONS, "e"), ((1.0,) * 8, "b"),
              (by_position(real_only=False), "b"), (by_position(scale=100), "b"), (POSITIONS[:7], "b"),
              ((0.5,) * 8, "b"), "b", 2],

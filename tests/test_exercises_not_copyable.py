@@ -40,6 +40,13 @@ KEY_EXPRESSIONS: dict[str, dict[str, list[str]]] = {
         "code": ["4096 * bytes_per_token", "80 * 2**30 - 2 * 13_015_864_320", "free // per_sequence"],
         "also": ["13_015_864_320", "13,015,864,320"],
     },
+    # 10b.5: the one-layer head's copying score (+0.999) was what the notebook prints for the two-layer
+    # model's induction heads, so it was guessable; the exercise now asks for the logit gap of the
+    # one-layer head's OV matrix, which no cell above computes or prints.
+    "10b.5": {
+        "code": ["ov_circuit(one_layer, 0, 0)", "ov[off_diagonal].mean()"],
+        "also": ["17.05", "17.1 logits", "ov.diagonal().mean()"],
+    },
 }
 
 

@@ -9,6 +9,9 @@ from helpers.checks import exercise, number
 
 LOSS_TOLERANCE = 6e-3  # 10b.3, relative: a value rounded to three significant figures is at most 5e-3 off
 SAMPLING_TOLERANCE = 0.03  # 10b.4: an estimate from 2000 samples (2 s.e. under 0.02) lands this close
+TRUE_CONTEXT_TOLERANCE = 0.003  # 10b.4: the true-context chance is exact; rounded to 2 decimals it lands this close
+OTHER_TEMPERATURE_TOLERANCE = 0.02  # 10b.4: two 2000-sample estimates at another temperature differ by less (2 s.e. of the difference)
+GAP_TOLERANCE = 6e-3  # 10b.5, relative: three significant figures
 
 
 @cache
@@ -81,12 +84,13 @@ def _composition(answer):
     return math.isclose(value, want, abs_tol=1e-3)
 
 
-def _period_17_loss(first: int) -> float:
-    """Mean cross-entropy (nats) of the predictions at positions first..30 of the 50 P = 17 sequences."""
+@cache
+def _period_17_loss(first: int, sequences: int = 50) -> float:
+    """Mean cross-entropy (nats) of the predictions at positions first..30 of the first ``sequences`` P = 17 sequences."""
     from helpers.induction import repeated_sequence
 
     model = _shipped()
-    ids = torch.stack([repeated_sequence(17, seed, model.config) for seed in range(50)])
+    ids = torch.stack([repeated_sequence(17, seed, model.config) for seed in range(sequences)])
     with torch.no_grad():
         logits = model(ids)[:, first:-1].double()  # the rows that predict ids[:, first + 1:]
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, first + 1 :].reshape(-1)).item()
@@ -104,13 +108,35 @@ def _long_period(answer):
         return True
     if math.isclose(value, _period_17_loss(0), rel_tol=LOSS_TOLERANCE):
         return "that counts every position; only the repeats (i = 17..30) can be predicted from the context."
-    if abs(value - want) < 5e-4:
-        return "right positions and the right loss, rounded too far: give three significant figures (e.g. 0.00xyz)."
+    if math.isclose(value, _period_17_loss(16), rel_tol=LOSS_TOLERANCE):
+        return "that includes position 16, the last letter of the first pass, whose next letter nothing in the context gives away; start at i = 17."
+    if math.isclose(value, _period_17_loss(18), rel_tol=LOSS_TOLERANCE):
+        return "that leaves out position 17, the first repeat; score the predictions at i = 17..30."
+    if math.isclose(value, _section_3_repeats_loss(), rel_tol=LOSS_TOLERANCE):
+        return "that is the repeats' loss of section 3, on the held-out periods 4 to 16; compute it on the 50 sequences with P = 17."
+    if math.isclose(value, _period_17_loss(17, sequences=1), rel_tol=LOSS_TOLERANCE):
+        return "that is the first sequence only; average over all 50 (seeds 0 to 49)."
+    if value > 0 and float(f"{value:.2g}") == value and float(f"{want:.{_digits(value)}g}") == value:
+        return "too few digits to check: give three significant figures (e.g. 0.00xyz)."
     if math.isclose(value, want / math.log(2), rel_tol=LOSS_TOLERANCE):
         return "that is in bits; the cross-entropy here uses the natural logarithm, as F.cross_entropy does."
     if value > 0.5:
         return "the question asks for the loss (a cross-entropy, small when the model is sure and right), not an accuracy."
     return False
+
+
+def _digits(value: float) -> str:
+    """The significant figures ``value`` is written with, as a format precision: "1" for 0.004, "2" for 0.0043."""
+    return "1" if float(f"{value:.1g}") == value else "2"
+
+
+@cache
+def _section_3_repeats_loss() -> float:
+    """The repeats' loss that section 3 prints for the trained model (held-out periods 4 to 16)."""
+    from helpers.induction import split_metrics
+
+    loss = split_metrics(_shipped(), *_test_set())["loss, repeats"]  # a key, not a message: kept out of the return
+    return loss
 
 
 def _prompt_and_repeat() -> tuple[torch.Tensor, torch.Tensor]:
@@ -152,26 +178,49 @@ def _temperature(answer):
         return True
     if math.isclose(value, 1.0, abs_tol=1e-6):
         return "every letter right: that is greedy decoding (or a very low temperature); sample at temperature 1.5."
-    if math.isclose(value, _true_context_probability(1.5), abs_tol=SAMPLING_TOLERANCE):
-        return "that is the chance of the right letter given the true context; let the sampled letters join the context, as generate does."
+    if value >= 0.985:
+        return "nearly every letter right: that is what a low temperature gives; sample at temperature 1.5."
+    true_context = any(math.isclose(value, _true_context_probability(t), abs_tol=TRUE_CONTEXT_TOLERANCE) for t in (1.5, 2.0))
+    other = [t for t in (1.0, 2.0) if math.isclose(value, _sampled_fraction(t, 2000), abs_tol=OTHER_TEMPERATURE_TOLERANCE)]
+    if true_context and other:
+        return "that is close both to the chance of the right letter given the true context and to a sample at another temperature; sample at T = 1.5 and let each sampled letter join the context, as generate does."
+    if true_context:
+        return "that is the chance of the right letter given the true context; sample at T = 1.5 and let each sampled letter join the context, as generate does."
+    if other:
+        return f"that matches sampling at temperature {other[0]}; the question asks for temperature 1.5."
     return False
+
+
+def _logit_gap(ov: torch.Tensor) -> float:
+    """Mean over letters t of ov[t, t] minus the mean of row t's other entries: how much more the head raises
+    the letter it attends to than the other letters (logits, as the OV reading counts them)."""
+    off_diagonal = ~torch.eye(ov.shape[0], dtype=torch.bool)
+    return (ov.diagonal().mean() - ov[off_diagonal].mean()).item()
 
 
 @exercise(
     "10b.5",
-    hint="build the OV circuit of head 0 in the one-layer model (section 6) and take Σλ / Σ|λ| of its eigenvalues.",
-    code_hint="copying_score(ov_circuit(one_layer, 0, 0)).",
+    hint="build the OV circuit of head 0 in the one-layer model (section 6); for each letter t take row t's diagonal entry minus the mean of the row's other 25 entries, then average over the 26 letters.",
+    code_hint="ov = ov_circuit(one_layer, 0, 0); then ov.diagonal().mean() - ov[~torch.eye(26, dtype=torch.bool)].mean().",
 )
 def _one_layer_copies(answer):
     from helpers.induction import copying_score, load_model, ov_circuit
 
     value = number(answer)
     one_layer = load_model(1)
-    want = copying_score(ov_circuit(one_layer, 0, 0))
-    if math.isclose(value, want, abs_tol=5e-4):
+    ov = ov_circuit(one_layer, 0, 0)
+    if math.isclose(value, _logit_gap(ov), rel_tol=GAP_TOLERANCE):
         return True
-    if math.isclose(value, copying_score(ov_circuit(one_layer, 0, 1)), abs_tol=5e-4):
+    heads = [(one_layer, 0, 0), (one_layer, 0, 1)] + [(_shipped(), layer, h) for layer in range(2) for h in range(2)]
+    if any(math.isclose(value, copying_score(ov_circuit(*head)), abs_tol=5e-4) for head in heads):
+        return "that is a copying score (Σλ / Σ|λ|, near +1 for every head that copies); the question asks how many logits more the head gives the letter it attends to."
+    if math.isclose(value, _logit_gap(ov_circuit(one_layer, 0, 1)), rel_tol=GAP_TOLERANCE):
         return "that is head 1; the question asks for head 0."
-    if any(math.isclose(value, copying_score(ov_circuit(_shipped(), 0, h)), abs_tol=5e-4) for h in range(2)):
+    if any(math.isclose(value, _logit_gap(ov_circuit(_shipped(), layer, h)), rel_tol=GAP_TOLERANCE) for layer in range(2) for h in range(2)):
         return "that is a head of the two-layer model; use the one-layer model, load_model(1)."
+    with_diagonal = (ov.diagonal() - ov.mean(dim=1)).mean().item()
+    if any(math.isclose(value, v, rel_tol=GAP_TOLERANCE) for v in (ov.diagonal().mean().item(), with_diagonal)):
+        return "subtract from each diagonal entry the mean of the other 25 entries of its row (leave the diagonal entry out of that mean)."
+    if math.isclose(-value, _logit_gap(ov), rel_tol=GAP_TOLERANCE):
+        return "check the sign: the diagonal entry minus the mean of the others."
     return False
