@@ -40,12 +40,8 @@ import mark_answers  # noqa: E402
 NOTEBOOKS = mark_answers.all_notebooks()
 
 # (notebook path relative to notebooks/, Predict cell id, kind, the text found) -> why it is allowed.
-# Notebooks 02 and 11 are being edited on other branches; their owners fix these.
+# Notebook 11 is being rewritten on another branch, which fixes this.
 ALLOWED: dict[tuple[str, str, str, str], str] = {
-    ("02_softmax.ipynb", "d44a7ea1", "heading states a result",
-     "Deep dive (optional): exactly where it breaks, and a row that breaks sooner, silently"):
-        "the Predict asks what the naive softmax returns for rows whose every score is below the "
-        "threshold; the heading says such a row breaks, and silently (the answer: all zeros, no warning)",
     ("11_tiny_vla.ipynb", "e0167729", "heading states a result",
      "Deep dive (optional): the patch embedding is a strided convolution"):
         "review 11-P1: the Predict asks whether the strided convolution equals cutting patches and "
