@@ -41,6 +41,7 @@ import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
@@ -108,20 +109,35 @@ def train_one(mask: str, bar_position: int, progress: bool) -> tuple[TinyVLA, li
     return model, losses, curve, seconds, time.process_time() - cpu_start
 
 
+def from_run(directory: Path, mask: str) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float, float]:
+    """The run of VLAConfig's seed that scripts/compare_vla_masks.py --save-models left in ``directory``, as train_one returns it."""
+    config = replace(VLAConfig(), mask=mask)
+    saved = torch.load(directory / f"{mask}-{config.init_seed}.pt")
+    model = TinyVLA(config)
+    model.load_state_dict(saved["state_dict"])
+    return model.eval(), saved["losses"], [tuple(p) for p in saved["curve"]], saved["seconds"], saved["cpu_seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="do not write; compare with the committed weights")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--from-runs", metavar="DIR", help="do not train: ship the pair that scripts/compare_vla_masks.py "
+                        "--save-models DIR trained from VLAConfig's seed (the same code and schedule: the same weights)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
     tests = {"unseen scenes": held_out_scenes(1000), "held-out combinations": held_out_scenes(1000, "held out")}
     models, metadata, lines = {}, {"torch": torch.__version__}, []
     wall_start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(MASKS)}
-        results = {mask: run.result() for mask, run in runs.items()}
-    lines.append(f"both masks trained side by side in {time.perf_counter() - wall_start:.1f} s wall")
+    if args.from_runs:
+        results = {mask: from_run(Path(args.from_runs), mask) for mask in MASKS}
+        lines.append(f"both masks from {args.from_runs} (scripts/compare_vla_masks.py --save-models, seed {VLAConfig().init_seed})")
+    else:
+        with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(MASKS)}
+            results = {mask: run.result() for mask, run in runs.items()}
+        lines.append(f"both masks trained side by side in {time.perf_counter() - wall_start:.1f} s wall")
     print(lines[-1], flush=True)
     for mask, (model, losses, curve, seconds, cpu_seconds) in results.items():
         success = {name: success_rate(model, scenes) for name, scenes in tests.items()}

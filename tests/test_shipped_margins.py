@@ -272,16 +272,62 @@ def _one_look(trial):
     }[trial])
 
 
-for _mask in ("causal", "prefix"):  # notebook 11, section 9: every head of both models, zeroed and mean-ablated
-    CASES[f"11: {_mask}, ablation scenes, intact"] = lambda m=_mask: _decoded(m, _scenes("ablation scenes"))
+@cache
+def _reader() -> int:
+    """Notebook 11, section 9: the prefix-LM model's layer-0 head whose patch rows read the colour word most."""
+    from helpers.exercises.ch11 import reading_head
+    from helpers.vla import load_models
+
+    return reading_head(load_models()["prefix"])
+
+
+def _prefix_trial(trial):
+    from helpers.vla import (
+        VLAConfig,
+        attention_knocked_out,
+        colour_word_position,
+        heads_replaced,
+        sequence_length,
+    )
+
+    reader, config, scenes = _reader(), VLAConfig(), _scenes("ablation scenes")
+    patches = list(range(config.n_patches))
+    after = [p for p in range(sequence_length(config)) if p >= config.n_patches]
+    colour = colour_word_position(config)
+    return _intervened("prefix", {
+        "zero the reading head at the patches only": lambda net: heads_replaced(net, 0, [reader], positions=patches),
+        "mean-ablate the reading head at the patches only": lambda net: heads_replaced(net, 0, [reader], _means("prefix"), positions=patches),
+        "zero the reading head everywhere but the patches": lambda net: heads_replaced(net, 0, [reader], positions=after),
+        "forbid every patch to read the colour word": lambda net: attention_knocked_out(
+            net, 0, range(config.num_heads), patches, torch.full((len(scenes),), colour)),
+        "zero every layer-1 head at the query that writes x": lambda net: heads_replaced(
+            net, 1, list(range(config.num_heads)), positions=[config.n_patches + 2]),
+    }[trial])
+
+
+SECTION_9 = []  # notebook 11, section 9: printed as success and as each token's accuracy (x, y, gripper)
+for _mask in ("causal", "prefix"):  # every head of both models, zeroed and mean-ablated
+    SECTION_9.append(f"11: {_mask}, ablation scenes, intact")
+    CASES[SECTION_9[-1]] = lambda m=_mask: _decoded(m, _scenes("ablation scenes"))
     for _layer in range(2):
         for _head in range(4):
             for _how in ("zeroed", "mean-ablated"):
-                CASES[f"11: {_mask}, layer {_layer} head {_head} {_how}"] = (
+                SECTION_9.append(f"11: {_mask}, layer {_layer} head {_head} {_how}")
+                CASES[SECTION_9[-1]] = (
                     lambda m=_mask, layer=_layer, head=_head, how=_how: _head_removed(m, layer, head, how))
 for _trial in ("zero the looking head at the colour word only", "zero the looking head everywhere but the colour word",
                "knock out the colour word's look at the target", "knock out its look at a distractor"):
-    CASES[f"11: causal, {_trial}"] = lambda trial=_trial: _one_look(trial)
+    SECTION_9.append(f"11: causal, {_trial}")
+    CASES[SECTION_9[-1]] = lambda trial=_trial: _one_look(trial)
+for _trial in ("zero the reading head at the patches only", "mean-ablate the reading head at the patches only",
+               "zero the reading head everywhere but the patches", "forbid every patch to read the colour word",
+               "zero every layer-1 head at the query that writes x"):
+    SECTION_9.append(f"11: prefix, {_trial}")
+    CASES[SECTION_9[-1]] = lambda trial=_trial: _prefix_trial(trial)
+for _name in list(SECTION_9):
+    for _k, _token in enumerate(("x", "y", "gripper")):
+        CASES[f"{_name}, accuracy {_token}"] = lambda name=_name, k=_k: (
+            *(part[:, k : k + 1] for part in CASES[name]()[:2]), "{:.2f}".format)
 CASES["11.4: the exercise's knock-out"] = _exercise_11_4
 
 

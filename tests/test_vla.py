@@ -254,15 +254,17 @@ def test_mask_comparison_loader_names_what_is_wrong(tmp_path):
         load_mask_comparison(bad)
 
 
-def test_the_shape_in_suffix_comparison_log():
-    """data/vla_mask_comparison_shape_in_suffix.json: 10 seeds per mask; its causal rows are the shipped
-    design's (the causal mask ignores prefix_words), its prefix rows were trained with prefix_words=2."""
+def test_the_comparison_log_is_the_shipped_design():
+    """data/vla_mask_comparison.json: 10 seeds per mask, the shape word in the suffix (prefix_words=2), and the
+    shipped models are its rows of VLAConfig's seed."""
     from helpers.data import DATA_DIR
-    from helpers.vla import SUFFIX_SHAPE_COMPARISON_FILE, load_mask_comparison
+    from helpers.vla import MASK_COMPARISON_FILE, VLAConfig, load_metadata
 
-    runs = load_mask_comparison(DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE)
+    runs = load_mask_comparison()
     assert sorted((r["mask"], r["seed"]) for r in runs) == sorted((m, s) for m in ("causal", "prefix") for s in range(10))
-    shipped_design = load_mask_comparison()
-    assert [r for r in runs if r["mask"] == "causal"] == [r for r in shipped_design if r["mask"] == "causal"]
-    schedule = json.loads((DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE).read_text(encoding="utf-8"))["schedule"]
-    assert schedule["prefix_words"] == 2 and schedule["steps"] == 1500
+    schedule = json.loads((DATA_DIR / MASK_COMPARISON_FILE).read_text(encoding="utf-8"))["schedule"]
+    assert schedule["prefix_words"] == VLAConfig().prefix_words == 2 and schedule["steps"] == VLAConfig().steps
+    meta = load_metadata()
+    for mask in ("causal", "prefix"):
+        row = next(r for r in runs if r["mask"] == mask and r["seed"] == VLAConfig().init_seed)
+        assert [tuple(p) for p in json.loads(meta[f"{mask}.curve"])] == row["probe"]

@@ -116,3 +116,54 @@ def _knock_out(answer):
     if math.isclose(value, knocked, abs_tol=KNOCK_OUT_CLOSE):
         return "close: give the value success_rate returns (three decimals)."
     return False
+
+
+PATCHING_TOLERANCE = 0.005  # a recovery is a ratio of two logit means: CPUs move it by far less
+
+
+def reading_head(model) -> int:
+    """The layer-0 head whose patch rows put the most weight on the colour word (notebook 11, section 9), on
+    held_out_scenes(300, seed=99)."""
+    from helpers.vla import colour_word_position, encode_batch, held_out_scenes
+
+    images, instructions, _ = encode_batch(held_out_scenes(300, seed=99))
+    with torch.no_grad():
+        model(images, instructions)
+    n, colour = model.config.n_patches, colour_word_position(model.config)
+    return int(model.attention()[0, :, :, :n, colour].mean((0, 2)).argmax())
+
+
+@cache
+def _patched_recoveries() -> dict[str, float]:
+    """Exercise 11.5's answer and the near misses a checker should name."""
+    from helpers.vla import load_models, patching_pair, patching_recovery
+
+    models = load_models()
+    prefix = models["prefix"]
+    clean, corrupted, metric = patching_pair()
+    head, patches = reading_head(prefix), list(range(prefix.config.n_patches))
+    recover = lambda net, layer, head=None, positions=None: patching_recovery(net, clean, corrupted, metric, layer, head, positions)  # noqa: E731
+    return {
+        "right": recover(prefix, 0, head, patches),
+        "every position": recover(prefix, 0, head),
+        "residual at the patches": recover(prefix, 1, None, patches),
+        "causal": recover(models["causal"], 0, reading_head(models["causal"]), patches),
+    }
+
+
+@exercise("11.5", hint="patch one head, not the residual stream: patching_recovery(prefix, clean, corrupted, metric, 0, head, positions) with head the layer-0 head section 9 found and positions the 16 patch positions.",
+          code_hint="answer = patching_recovery(shipped['prefix'], clean, corrupted, metric, 0, reader, list(range(16)))")
+def _patch_one_head(answer):
+    value = number(answer)
+    found = _patched_recoveries()
+    if math.isclose(value, found["right"], abs_tol=PATCHING_TOLERANCE):
+        return True
+    if math.isclose(value, found["every position"], abs_tol=PATCHING_TOLERANCE):
+        return "that patches the head at every position, the words and action tokens too; patch it at the 16 patch positions only."
+    if math.isclose(value, found["residual at the patches"], abs_tol=PATCHING_TOLERANCE):
+        return "that patches the whole residual stream at the patches, as the demo does; patch one head's output (head=...)."
+    if math.isclose(value, found["causal"], abs_tol=PATCHING_TOLERANCE):
+        return "that is the causal model, whose patches never see the words; use the prefix-LM model."
+    if abs(value) > 1.5:
+        return "a recovery is a fraction of the clean-minus-corrupted difference: near 0 or 1, not a logit."
+    return False
