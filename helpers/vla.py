@@ -207,8 +207,8 @@ class VLAConfig:
     batch_size: int = 32
     lr: float = 1e-2
     min_objects: int = 2  # training scenes have min_objects to 3 objects; test scenes 3
-    init_seed: int = 6  # the shipped models' seed (scripts/train_tiny_vla.py says why 6)
-    data_seed: int = 7
+    init_seed: int = 0  # the shipped models' seed (scripts/train_tiny_vla.py says why 0)
+    data_seed: int = 1
     prefix_words: int = field(default=2, repr=False)  # instruction words in the prefix: the shape word is in the suffix (n_prefix)
 
     @property
@@ -755,6 +755,14 @@ def patching_recovery(model: TinyVLA, clean: tuple, corrupted: tuple, metric, la
     return (m_patched - m_corrupted) / (m_clean - m_corrupted)
 
 
+def patching_scenes(size: int = 200, seed: int = 11) -> list[tuple[Scene, Scene]]:
+    """The (clean, corrupted) scene pairs of :func:`patching_pair`: from ``held_out_scenes(size, seed=seed)``
+    the scenes with another object of the target's shape in another column, and that scene with the
+    colour word naming the other object (:func:`swap_colour`)."""
+    pairs = [(s, swap_colour(s)) for s in held_out_scenes(size, seed=seed)]
+    return [(a, b) for a, b in pairs if b is not None and a.objects[0][3] != b.objects[0][3]]
+
+
 def patching_pair(size: int = 200, seed: int = 11) -> tuple[tuple, tuple, object]:
     """A clean and a corrupted run for activation patching, and the metric that tells them apart.
 
@@ -765,8 +773,7 @@ def patching_pair(size: int = 200, seed: int = 11) -> tuple[tuple, tuple, object
     at the query that writes x, the logit of the clean run's x token minus the corrupted run's,
     averaged over the scenes (positive on the clean run, negative on the corrupted one).
     """
-    pairs = [(s, swap_colour(s)) for s in held_out_scenes(size, seed=seed)]
-    pairs = [(a, b) for a, b in pairs if b is not None and a.objects[0][3] != b.objects[0][3]]
+    pairs = patching_scenes(size, seed)
     runs = []
     for scenes in ([a for a, _ in pairs], [b for _, b in pairs]):
         images, instructions, actions = encode_batch(scenes)

@@ -205,11 +205,10 @@ def _scenes(name):
 
 def _exercise_11_4():
     from helpers.exercises.ch11 import KNOCKED_HEAD, KNOCKED_LAYER
-    from helpers.vla import attention_knocked_out, colour_word_position, load_models
+    from helpers.vla import attention_knocked_out, colour_word_position, load_models, object_patch
 
     scenes, net = _scenes("exercise 11.4's scenes"), load_models()["causal"]
-    colour = colour_word_position(net.config)
-    with attention_knocked_out(net, KNOCKED_LAYER, KNOCKED_HEAD, colour + 1, torch.full((len(scenes),), colour)):
+    with attention_knocked_out(net, KNOCKED_LAYER, KNOCKED_HEAD, colour_word_position(net.config), object_patch(scenes, 0)):
         return _decoded("causal", scenes)
 
 
@@ -220,13 +219,33 @@ for _mask in ("causal", "prefix"):
 
 
 @cache
-def _looker() -> int:
-    """Notebook 11, section 8: the causal model's layer-0 head whose colour word puts the largest share on the target."""
-    from helpers.vla import encode_batch, held_out_scenes, image_attention, load_models, mass_shares
+def _heads() -> dict[str, list[int]]:
+    """Notebook 11, section 8: the causal model's looking heads (its colour word puts over half of its image
+    attention on the target), its layer-1 head that reads the colour word from "writes x", and the prefix-LM
+    model's reading heads (the target's patch puts over half of its weight on the colour word)."""
+    from helpers.vla import (
+        colour_word_position,
+        encode_batch,
+        held_out_scenes,
+        image_attention,
+        load_models,
+        mass_shares,
+        object_patch,
+    )
 
     scenes = held_out_scenes(300, seed=99)
     images, instructions, _ = encode_batch(scenes)
-    return int(mass_shares(image_attention(load_models()["causal"], images, instructions), scenes)["target"][0, :, 0].argmax())
+    models = load_models()
+    causal, prefix = models["causal"], models["prefix"]
+    n, colour = causal.config.n_patches, colour_word_position(causal.config)
+    on_target = mass_shares(image_attention(causal, images, instructions), scenes)["target"][0, :, 0]
+    image_attention(causal, images, instructions)
+    l1_reader = int(causal.attention()[1, :, :, n + 2, colour].mean(0).argmax())
+    with torch.no_grad():
+        prefix(images, instructions)
+    reads = prefix.attention()[0, :, :, :n, colour][torch.arange(len(scenes)), :, object_patch(scenes, 0)].mean(0)
+    return {"lookers": [h for h in range(4) if on_target[h] > 0.5], "l1 reader": [l1_reader],
+            "readers": [h for h in range(4) if reads[h] > 0.5]}
 
 
 @cache
@@ -261,47 +280,35 @@ def _one_look(trial):
         sequence_length,
     )
 
-    looker, config, scenes = _looker(), VLAConfig(), _scenes("ablation scenes")
+    lookers, config, scenes = _heads()["lookers"], VLAConfig(), _scenes("ablation scenes")
     colour = colour_word_position(config)
     elsewhere = [p for p in range(sequence_length(config)) if p != colour]
     return _intervened("causal", {
-        "zero the looking head at the colour word only": lambda net: heads_replaced(net, 0, [looker], positions=[colour]),
-        "zero the looking head everywhere but the colour word": lambda net: heads_replaced(net, 0, [looker], positions=elsewhere),
-        "knock out the colour word's look at the target": lambda net: attention_knocked_out(net, 0, looker, colour, object_patch(scenes, 0)),
-        "knock out its look at a distractor": lambda net: attention_knocked_out(net, 0, looker, colour, object_patch(scenes, 1)),
+        "zero the looking heads at the colour word only": lambda net: heads_replaced(net, 0, lookers, positions=[colour]),
+        "zero the looking heads everywhere but the colour word": lambda net: heads_replaced(net, 0, lookers, positions=elsewhere),
+        "knock out both looks at the target": lambda net: attention_knocked_out(net, 0, lookers, colour, object_patch(scenes, 0)),
+        "knock out their looks at a distractor": lambda net: attention_knocked_out(net, 0, lookers, colour, object_patch(scenes, 1)),
+        "knock out the layer-1 read of the colour word": lambda net: attention_knocked_out(
+            net, 1, _heads()["l1 reader"][0], config.n_patches + 2, torch.full((len(scenes),), colour)),
     }[trial])
 
 
-@cache
-def _reader() -> int:
-    """Notebook 11, section 9: the prefix-LM model's layer-0 head whose patch rows read the colour word most."""
-    from helpers.exercises.ch11 import reading_head
-    from helpers.vla import load_models
-
-    return reading_head(load_models()["prefix"])
-
-
 def _prefix_trial(trial):
-    from helpers.vla import (
-        VLAConfig,
-        attention_knocked_out,
-        colour_word_position,
-        heads_replaced,
-        sequence_length,
-    )
+    from helpers.vla import VLAConfig, attention_knocked_out, colour_word_position, heads_replaced
 
-    reader, config, scenes = _reader(), VLAConfig(), _scenes("ablation scenes")
-    patches = list(range(config.n_patches))
-    after = [p for p in range(sequence_length(config)) if p >= config.n_patches]
-    colour = colour_word_position(config)
+    readers, config, scenes = _heads()["readers"], VLAConfig(), _scenes("ablation scenes")
+    patches, every = list(range(config.n_patches)), range(config.num_heads)
+    colour_words = torch.full((len(scenes),), colour_word_position(config))
     return _intervened("prefix", {
-        "zero the reading head at the patches only": lambda net: heads_replaced(net, 0, [reader], positions=patches),
-        "mean-ablate the reading head at the patches only": lambda net: heads_replaced(net, 0, [reader], _means("prefix"), positions=patches),
-        "zero the reading head everywhere but the patches": lambda net: heads_replaced(net, 0, [reader], positions=after),
-        "forbid every patch to read the colour word": lambda net: attention_knocked_out(
-            net, 0, range(config.num_heads), patches, torch.full((len(scenes),), colour)),
+        "forbid every patch to read the colour word": lambda net: attention_knocked_out(net, 0, every, patches, colour_words),
+        "forbid it in the reading heads only": lambda net: attention_knocked_out(net, 0, readers, patches, colour_words),
+        "zero the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, positions=patches),
+        "mean-ablate the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, _means("prefix"),
+                                                                                      positions=patches),
+        "forbid every patch to read the colour word in layer 1": lambda net: attention_knocked_out(net, 1, every, patches,
+                                                                                                  colour_words),
         "zero every layer-1 head at the query that writes x": lambda net: heads_replaced(
-            net, 1, list(range(config.num_heads)), positions=[config.n_patches + 2]),
+            net, 1, list(every), positions=[config.n_patches + 2]),
     }[trial])
 
 
@@ -315,13 +322,14 @@ for _mask in ("causal", "prefix"):  # every head of both models, zeroed and mean
                 SECTION_9.append(f"11: {_mask}, layer {_layer} head {_head} {_how}")
                 CASES[SECTION_9[-1]] = (
                     lambda m=_mask, layer=_layer, head=_head, how=_how: _head_removed(m, layer, head, how))
-for _trial in ("zero the looking head at the colour word only", "zero the looking head everywhere but the colour word",
-               "knock out the colour word's look at the target", "knock out its look at a distractor"):
+for _trial in ("zero the looking heads at the colour word only", "zero the looking heads everywhere but the colour word",
+               "knock out both looks at the target", "knock out their looks at a distractor",
+               "knock out the layer-1 read of the colour word"):
     SECTION_9.append(f"11: causal, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _one_look(trial)
-for _trial in ("zero the reading head at the patches only", "mean-ablate the reading head at the patches only",
-               "zero the reading head everywhere but the patches", "forbid every patch to read the colour word",
-               "zero every layer-1 head at the query that writes x"):
+for _trial in ("forbid every patch to read the colour word", "forbid it in the reading heads only",
+               "zero the reading heads at the patches only", "mean-ablate the reading heads at the patches only",
+               "forbid every patch to read the colour word in layer 1", "zero every layer-1 head at the query that writes x"):
     SECTION_9.append(f"11: prefix, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _prefix_trial(trial)
 for _name in list(SECTION_9):
