@@ -141,10 +141,12 @@ def test_model_is_llama_blocks_and_patches_never_see_the_instruction_under_the_c
 
 
 def test_with_two_prefix_words_the_prefix_ends_at_the_colour_word():
-    """prefix_words=2: the patches, the verb and the colour word see each other, never the shape word, so
-    the colour word, which the shape word is scored at, cannot see its own target under either mask."""
+    """prefix_words=2 (the default, the shipped design): the patches, the verb and the colour word see each
+    other, never the shape word, so the colour word, which the shape word is scored at, cannot see its own
+    target under either mask. prefix_words=3 puts the whole instruction in the prefix."""
     config = VLAConfig(mask="prefix", prefix_words=2)
-    assert config.n_prefix == config.n_patches + 2 and VLAConfig().n_prefix == config.n_patches + 3
+    assert config.n_prefix == config.n_patches + 2 == VLAConfig().n_prefix
+    assert VLAConfig(prefix_words=3).n_prefix == config.n_patches + 3
     with pytest.raises(ValueError, match="prefix_words"):
         _ = VLAConfig(prefix_words=1).n_prefix
     images, instructions, actions = encode_batch(held_out_scenes(3))
