@@ -5,31 +5,40 @@
 
 Same code as the notebook (helpers.vla). Each mask trains in its own process on one CPU
 thread (the two run side by side on a 2-core machine), on the schedule and from the seed that
-scripts/compare_vla_masks.py also uses (helpers.vla.VLAConfig's defaults: 1500 steps, seed 6):
-the shipped models are that comparison's seed-6 rows. Seed s draws the initial weights (init_seed = s) and the training scenes
-(data_seed = s + 1). Why seed 6: on this schedule a run often stalls (the comparison's log
-counts how often and its docstring says why); seed 6 is the first seed from which both masks
-pass 95 % on the probe, so notebook 11 can look inside two working models. Prints the
-wall-clock and CPU time of each training loop (on a shared machine the CPU time is the better
-estimate of what a quiet machine would take), the held-out success (all three action tokens
-right) on 1000 scenes never drawn in training and on 1000 scenes whose target is a colour/shape
-combination that never appears in training, and the first step at which the success on a
-probe of 256 unseen scenes reached 95 %. The report also goes to data/tiny_vla_training_log.txt.
+scripts/compare_vla_masks.py also uses (helpers.vla.VLAConfig's defaults: 1500 steps, seed 0,
+the shape word in the suffix): the shipped models are that comparison's seed-0 rows, and
+``--from-runs DIR`` ships them from the weights ``compare_vla_masks.py --save-models DIR`` kept,
+without training again (the same code on the same machine gives the same weights). Seed s draws
+the initial weights (init_seed = s) and the training scenes (data_seed = s + 1).
+
+Why seed 0. The rule, fixed before the comparison ran, was the first seed whose two runs both
+reach 95 % on the unseen scenes, so that notebook 11 looks inside two working models. On this
+schedule no seed's causal run reaches 95 % (data/vla_mask_comparison.json), so the rule has no
+answer, and the shipped pair is the first seed, which no result chose: a typical pair, whose
+causal model stalls (every x right, y a guess when another object shares the target's column).
+
+Prints the wall-clock and CPU time of each training loop (on a shared machine the CPU time is
+the better estimate of what a quiet machine would take), the held-out success (all three action
+tokens right) on 1000 scenes never drawn in training and on 1000 scenes whose target is a
+colour/shape combination that never appears in training, and the first step at which the
+success on a probe of 256 unseen scenes reached 95 %. The report also goes to
+data/tiny_vla_training_log.txt.
 
 Training runs in float64 and stores float32 weights (helpers.training). On a CPU whose kernels
 are ours, ``--check`` reproduces the committed file: it compares a fresh run's weights and loss
 curve within the tolerances below (it prints them), and the probe's success at every evaluated
 step, the steps at which it first reached 50, 80, 90 and 95 %, and the success on unseen scenes
 and held-out combinations (as notebook 11 prints them) exactly; it exits with an error if
-anything differs. About 1.5 minutes of CPU per mask; the two run side by side on 2 cores.
+anything differs. About a minute of CPU per mask; the two run side by side on 2 cores.
 
 On another CPU it does not, and cannot: this training is chaotic. Scale the initial weights by
 1 + 1e-7 and the prefix-LM run's loss differs by 1e-3 by step 195 and the final weights by 0.86;
 float64's 1e-16 differences between CPUs grow the same way, only a few hundred steps later.
-Measured here with PyTorch's scalar kernels
-(``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2``):
-the causal model ends at 82.8 % on unseen scenes instead of 95.0 %, and the prefix-LM model
-passes 95 % on the probe at step 500 instead of 700 (100.0 % on both test sets either way).
+Measured with PyTorch's scalar kernels
+(``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2``) on the
+earlier design (the shape word in the prefix, seed 6): the causal model ended at 82.8 % on
+unseen scenes instead of 95.0 %, and the prefix-LM model passed 95 % on the probe at step 500
+instead of 700.
 Retraining on another CPU is like drawing another seed (scripts/compare_vla_masks.py shows the
 spread). Nothing in notebook 11 retrains: it loads the committed weights, so its outputs do not
 depend on this.
@@ -41,6 +50,7 @@ import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
@@ -108,20 +118,35 @@ def train_one(mask: str, bar_position: int, progress: bool) -> tuple[TinyVLA, li
     return model, losses, curve, seconds, time.process_time() - cpu_start
 
 
+def from_run(directory: Path, mask: str) -> tuple[TinyVLA, list[float], list[tuple[int, float]], float, float]:
+    """The run of VLAConfig's seed that scripts/compare_vla_masks.py --save-models left in ``directory``, as train_one returns it."""
+    config = replace(VLAConfig(), mask=mask)
+    saved = torch.load(directory / f"{mask}-{config.init_seed}.pt")
+    model = TinyVLA(config)
+    model.load_state_dict(saved["state_dict"])
+    return model.eval(), saved["losses"], [tuple(p) for p in saved["curve"]], saved["seconds"], saved["cpu_seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="do not write; compare with the committed weights")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--from-runs", metavar="DIR", help="do not train: ship the pair that scripts/compare_vla_masks.py "
+                        "--save-models DIR trained from VLAConfig's seed (the same code and schedule: the same weights)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
     tests = {"unseen scenes": held_out_scenes(1000), "held-out combinations": held_out_scenes(1000, "held out")}
     models, metadata, lines = {}, {"torch": torch.__version__}, []
     wall_start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(MASKS)}
-        results = {mask: run.result() for mask, run in runs.items()}
-    lines.append(f"both masks trained side by side in {time.perf_counter() - wall_start:.1f} s wall")
+    if args.from_runs:
+        results = {mask: from_run(Path(args.from_runs), mask) for mask in MASKS}
+        lines.append(f"both masks from {args.from_runs} (scripts/compare_vla_masks.py --save-models, seed {VLAConfig().init_seed})")
+    else:
+        with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            runs = {mask: pool.submit(train_one, mask, k, not args.no_progress) for k, mask in enumerate(MASKS)}
+            results = {mask: run.result() for mask, run in runs.items()}
+        lines.append(f"both masks trained side by side in {time.perf_counter() - wall_start:.1f} s wall")
     print(lines[-1], flush=True)
     for mask, (model, losses, curve, seconds, cpu_seconds) in results.items():
         success = {name: success_rate(model, scenes) for name, scenes in tests.items()}

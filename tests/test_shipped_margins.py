@@ -11,7 +11,7 @@ on another CPU moved these logits (MEASURED: the largest |Δ logit| / largest |l
 cases, native against ATEN_CPU_CAPABILITY=default and avx2 and the nudge emulator). Where nothing
 is counted against an answer (generated text, the words shown), every top-1 margin must exceed
 RELATIVE of the largest |logit|. A notebook that computes a printed value in float64 makes its
-case here float64 too (float64 rounding is 1e-16, so RELATIVE is then very safe).
+case here float64 too, held to RELATIVE_FLOAT64 (the same factor over float64 rounding).
 """
 
 from collections.abc import Callable
@@ -24,6 +24,9 @@ from helpers.data import DATA_DIR
 from helpers.training import margin_to_change, top1_margins
 
 RELATIVE = 1e-4  # 3 times the largest logit change measured across CPUs (MEASURED)
+# float64 logits (notebook 11 runs its shipped models in float64): the same factor over float32's rounding,
+# scaled to float64's: 1e-4 * 2.2e-16 / 1.2e-7 is about 2e-13; 1e-10 leaves a thousandfold margin on top
+RELATIVE_FLOAT64 = 1e-10
 MEASURED = 3.2e-5  # largest |Δ logit| / largest |logit| over these cases, native vs default, avx2 and nudge 1, 2
 PERCENT, THREE_DECIMALS = "{:.1%}".format, "{:.3f}".format  # how notebooks 10 and 11, and 10b, print them
 
@@ -184,10 +187,19 @@ CASES["10b: greedy continuation"] = _greedy
 # --- notebook 11: the tiny VLA -----------------------------------------------------------------
 
 
-def _decoded(mask, scenes, zero_heads=None):
-    from helpers.vla import WORDS, build_model, encode_batch, load_models
+@cache
+def _shipped() -> dict:
+    """Notebook 11's shipped models as it runs them: in float64, one instance each (an intervention hooks it)."""
+    from helpers.vla import load_models
 
-    net = build_model().eval() if mask == "untrained" else load_models()[mask]
+    return {kind: net.double() for kind, net in load_models().items()}
+
+
+def _decoded(mask, scenes, zero_heads=None, net=None):
+    from helpers.vla import WORDS, build_model, encode_batch
+
+    if net is None:
+        net = build_model().eval() if mask == "untrained" else _shipped()[mask]
     images, instructions, actions = encode_batch(scenes)
     with torch.no_grad():
         _, logits = net.act_with_logits(images, instructions, zero_heads)
@@ -205,12 +217,11 @@ def _scenes(name):
 
 def _exercise_11_4():
     from helpers.exercises.ch11 import KNOCKED_HEAD, KNOCKED_LAYER
-    from helpers.vla import attention_knocked_out, colour_word_position, load_models
+    from helpers.vla import attention_knocked_out, colour_word_position, load_models, object_patch
 
-    scenes, net = _scenes("exercise 11.4's scenes"), load_models()["causal"]
-    colour = colour_word_position(net.config)
-    with attention_knocked_out(net, KNOCKED_LAYER, KNOCKED_HEAD, colour + 1, torch.full((len(scenes),), colour)):
-        return _decoded("causal", scenes)
+    scenes, net = _scenes("exercise 11.4's scenes"), load_models()["causal"]  # the checker's float32 model
+    with attention_knocked_out(net, KNOCKED_LAYER, KNOCKED_HEAD, colour_word_position(net.config), object_patch(scenes, 0)):
+        return _decoded("causal", scenes, net=net)
 
 
 CASES["11: untrained, unseen scenes"] = lambda: (*_decoded("untrained", _scenes("unseen scenes"))[:2], "{:.0%}".format)  # printed as 0%
@@ -220,27 +231,44 @@ for _mask in ("causal", "prefix"):
 
 
 @cache
-def _looker() -> int:
-    """Notebook 11, section 8: the causal model's layer-0 head whose colour word puts the largest share on the target."""
-    from helpers.vla import encode_batch, held_out_scenes, image_attention, load_models, mass_shares
+def _heads() -> dict[str, list[int]]:
+    """Notebook 11, section 8: the causal model's looking heads (its colour word puts over half of its image
+    attention on the target), its layer-1 head that reads the colour word from "writes x", and the prefix-LM
+    model's reading heads (the target's patch puts over half of its weight on the colour word)."""
+    from helpers.vla import (
+        colour_word_position,
+        encode_batch,
+        held_out_scenes,
+        image_attention,
+        mass_shares,
+        object_patch,
+    )
 
     scenes = held_out_scenes(300, seed=99)
     images, instructions, _ = encode_batch(scenes)
-    return int(mass_shares(image_attention(load_models()["causal"], images, instructions), scenes)["target"][0, :, 0].argmax())
+    models = _shipped()
+    causal, prefix = models["causal"], models["prefix"]
+    n, colour = causal.config.n_patches, colour_word_position(causal.config)
+    on_target = mass_shares(image_attention(causal, images, instructions), scenes)["target"][0, :, 0]
+    image_attention(causal, images, instructions)
+    l1_reader = int(causal.attention()[1, :, :, n + 2, colour].mean(0).argmax())
+    with torch.no_grad():
+        prefix(images, instructions)
+    reads = prefix.attention()[0, :, :, :n, colour][torch.arange(len(scenes)), :, object_patch(scenes, 0)].mean(0)
+    return {"lookers": [h for h in range(4) if on_target[h] > 0.5], "l1 reader": [l1_reader],
+            "readers": [h for h in range(4) if reads[h] > 0.5]}
 
 
 @cache
 def _means(mask):
-    from helpers.vla import head_means, load_models
+    from helpers.vla import head_means
 
-    return head_means(load_models()[mask], _scenes("unseen scenes"))
+    return head_means(_shipped()[mask], _scenes("unseen scenes"))
 
 
 def _intervened(mask, intervention):
     """Notebook 11, section 9: the ablation scenes decoded inside ``intervention(model)``, a context manager."""
-    from helpers.vla import load_models
-
-    with intervention(load_models()[mask]):
+    with intervention(_shipped()[mask]):
         return _decoded(mask, _scenes("ablation scenes"))
 
 
@@ -261,27 +289,62 @@ def _one_look(trial):
         sequence_length,
     )
 
-    looker, config, scenes = _looker(), VLAConfig(), _scenes("ablation scenes")
+    lookers, config, scenes = _heads()["lookers"], VLAConfig(), _scenes("ablation scenes")
     colour = colour_word_position(config)
     elsewhere = [p for p in range(sequence_length(config)) if p != colour]
     return _intervened("causal", {
-        "zero the looking head at the colour word only": lambda net: heads_replaced(net, 0, [looker], positions=[colour]),
-        "zero the looking head everywhere but the colour word": lambda net: heads_replaced(net, 0, [looker], positions=elsewhere),
-        "knock out the colour word's look at the target": lambda net: attention_knocked_out(net, 0, looker, colour, object_patch(scenes, 0)),
-        "knock out its look at a distractor": lambda net: attention_knocked_out(net, 0, looker, colour, object_patch(scenes, 1)),
+        "zero the looking heads at the colour word only": lambda net: heads_replaced(net, 0, lookers, positions=[colour]),
+        "zero the looking heads everywhere but the colour word": lambda net: heads_replaced(net, 0, lookers, positions=elsewhere),
+        "knock out both looks at the target": lambda net: attention_knocked_out(net, 0, lookers, colour, object_patch(scenes, 0)),
+        "knock out their looks at a distractor": lambda net: attention_knocked_out(net, 0, lookers, colour, object_patch(scenes, 1)),
+        "knock out the layer-1 read of the colour word": lambda net: attention_knocked_out(
+            net, 1, _heads()["l1 reader"][0], config.n_patches + 2, torch.full((len(scenes),), colour)),
     }[trial])
 
 
-for _mask in ("causal", "prefix"):  # notebook 11, section 9: every head of both models, zeroed and mean-ablated
-    CASES[f"11: {_mask}, ablation scenes, intact"] = lambda m=_mask: _decoded(m, _scenes("ablation scenes"))
+def _prefix_trial(trial):
+    from helpers.vla import VLAConfig, attention_knocked_out, colour_word_position, heads_replaced
+
+    readers, config, scenes = _heads()["readers"], VLAConfig(), _scenes("ablation scenes")
+    patches, every = list(range(config.n_patches)), range(config.num_heads)
+    colour_words = torch.full((len(scenes),), colour_word_position(config))
+    return _intervened("prefix", {
+        "forbid every patch to read the colour word": lambda net: attention_knocked_out(net, 0, every, patches, colour_words),
+        "forbid it in the reading heads only": lambda net: attention_knocked_out(net, 0, readers, patches, colour_words),
+        "zero the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, positions=patches),
+        "mean-ablate the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, _means("prefix"),
+                                                                                      positions=patches),
+        "forbid every patch to read the colour word in layer 1": lambda net: attention_knocked_out(net, 1, every, patches,
+                                                                                                  colour_words),
+        "zero every layer-1 head at the query that writes x": lambda net: heads_replaced(
+            net, 1, list(every), positions=[config.n_patches + 2]),
+    }[trial])
+
+
+SECTION_9 = []  # notebook 11, section 9: printed as success and as each token's accuracy (x, y, gripper)
+for _mask in ("causal", "prefix"):  # every head of both models, zeroed and mean-ablated
+    SECTION_9.append(f"11: {_mask}, ablation scenes, intact")
+    CASES[SECTION_9[-1]] = lambda m=_mask: _decoded(m, _scenes("ablation scenes"))
     for _layer in range(2):
         for _head in range(4):
             for _how in ("zeroed", "mean-ablated"):
-                CASES[f"11: {_mask}, layer {_layer} head {_head} {_how}"] = (
+                SECTION_9.append(f"11: {_mask}, layer {_layer} head {_head} {_how}")
+                CASES[SECTION_9[-1]] = (
                     lambda m=_mask, layer=_layer, head=_head, how=_how: _head_removed(m, layer, head, how))
-for _trial in ("zero the looking head at the colour word only", "zero the looking head everywhere but the colour word",
-               "knock out the colour word's look at the target", "knock out its look at a distractor"):
-    CASES[f"11: causal, {_trial}"] = lambda trial=_trial: _one_look(trial)
+for _trial in ("zero the looking heads at the colour word only", "zero the looking heads everywhere but the colour word",
+               "knock out both looks at the target", "knock out their looks at a distractor",
+               "knock out the layer-1 read of the colour word"):
+    SECTION_9.append(f"11: causal, {_trial}")
+    CASES[SECTION_9[-1]] = lambda trial=_trial: _one_look(trial)
+for _trial in ("forbid every patch to read the colour word", "forbid it in the reading heads only",
+               "zero the reading heads at the patches only", "mean-ablate the reading heads at the patches only",
+               "forbid every patch to read the colour word in layer 1", "zero every layer-1 head at the query that writes x"):
+    SECTION_9.append(f"11: prefix, {_trial}")
+    CASES[SECTION_9[-1]] = lambda trial=_trial: _prefix_trial(trial)
+for _name in list(SECTION_9):
+    for _k, _token in enumerate(("x", "y", "gripper")):
+        CASES[f"{_name}, accuracy {_token}"] = lambda name=_name, k=_k: (
+            *(part[:, k : k + 1] for part in CASES[name]()[:2]), "{:.2f}".format)
 CASES["11.4: the exercise's knock-out"] = _exercise_11_4
 
 
@@ -293,9 +356,10 @@ def test_printed_metric_is_far_from_changing(name):
         smallest = top1_margins(logits).min() / logits.abs().max()
         assert smallest > RELATIVE, f"{name}: a top-1 margin of {smallest:.1e} of the largest logit"
         return
+    relative = RELATIVE_FLOAT64 if logits.dtype == torch.float64 else RELATIVE
     for label, select in _printed_subsets(name, targets):
         distance = margin_to_change(logits[select], targets[select], fmt)
-        assert distance > RELATIVE, f"{name}{label}: a logit change of {distance:.1e} of the largest one changes the print"
+        assert distance > relative, f"{name}{label}: a logit change of {distance:.1e} of the largest one changes the print"
 
 
 def _printed_subsets(name, targets):

@@ -141,10 +141,12 @@ def test_model_is_llama_blocks_and_patches_never_see_the_instruction_under_the_c
 
 
 def test_with_two_prefix_words_the_prefix_ends_at_the_colour_word():
-    """prefix_words=2: the patches, the verb and the colour word see each other, never the shape word, so
-    the colour word, which the shape word is scored at, cannot see its own target under either mask."""
+    """prefix_words=2 (the default, the shipped design): the patches, the verb and the colour word see each
+    other, never the shape word, so the colour word, which the shape word is scored at, cannot see its own
+    target under either mask. prefix_words=3 puts the whole instruction in the prefix."""
     config = VLAConfig(mask="prefix", prefix_words=2)
-    assert config.n_prefix == config.n_patches + 2 and VLAConfig().n_prefix == config.n_patches + 3
+    assert config.n_prefix == config.n_patches + 2 == VLAConfig().n_prefix
+    assert VLAConfig(prefix_words=3).n_prefix == config.n_patches + 3
     with pytest.raises(ValueError, match="prefix_words"):
         _ = VLAConfig(prefix_words=1).n_prefix
     images, instructions, actions = encode_batch(held_out_scenes(3))
@@ -201,8 +203,9 @@ def test_shipped_models_succeed_on_unseen_scenes(shipped):
     assert list(shipped) == ["causal", "prefix"]  # a fixed order, whatever order the metadata comes in
     assert shipped["causal"].config.mask == "causal" and shipped["prefix"].config.mask == "prefix"
     assert "causal.curve" in meta and "prefix.cpu_seconds" in meta
-    for model in shipped.values():
-        assert success_rate(model, held_out_scenes(300)) >= 0.95  # the issue asks for 95 % on unseen scenes
+    rows = {r["mask"]: r for r in load_mask_comparison() if r["seed"] == shipped["causal"].config.init_seed}
+    for mask, model in shipped.items():  # the shipped pair is the comparison's row of its seed (no cherry-picked run)
+        assert success_rate(model, held_out_scenes(1000)) == rows[mask]["success on unseen scenes"]
 
 
 def test_attention_shares_sum_and_chance(shipped):
@@ -254,15 +257,17 @@ def test_mask_comparison_loader_names_what_is_wrong(tmp_path):
         load_mask_comparison(bad)
 
 
-def test_the_shape_in_suffix_comparison_log():
-    """data/vla_mask_comparison_shape_in_suffix.json: 10 seeds per mask; its causal rows are the shipped
-    design's (the causal mask ignores prefix_words), its prefix rows were trained with prefix_words=2."""
+def test_the_comparison_log_is_the_shipped_design():
+    """data/vla_mask_comparison.json: 10 seeds per mask, the shape word in the suffix (prefix_words=2), and the
+    shipped models are its rows of VLAConfig's seed."""
     from helpers.data import DATA_DIR
-    from helpers.vla import SUFFIX_SHAPE_COMPARISON_FILE, load_mask_comparison
+    from helpers.vla import MASK_COMPARISON_FILE, VLAConfig, load_metadata
 
-    runs = load_mask_comparison(DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE)
+    runs = load_mask_comparison()
     assert sorted((r["mask"], r["seed"]) for r in runs) == sorted((m, s) for m in ("causal", "prefix") for s in range(10))
-    shipped_design = load_mask_comparison()
-    assert [r for r in runs if r["mask"] == "causal"] == [r for r in shipped_design if r["mask"] == "causal"]
-    schedule = json.loads((DATA_DIR / SUFFIX_SHAPE_COMPARISON_FILE).read_text(encoding="utf-8"))["schedule"]
-    assert schedule["prefix_words"] == 2 and schedule["steps"] == 1500
+    schedule = json.loads((DATA_DIR / MASK_COMPARISON_FILE).read_text(encoding="utf-8"))["schedule"]
+    assert schedule["prefix_words"] == VLAConfig().prefix_words == 2 and schedule["steps"] == VLAConfig().steps
+    meta = load_metadata()
+    for mask in ("causal", "prefix"):
+        row = next(r for r in runs if r["mask"] == mask and r["seed"] == VLAConfig().init_seed)
+        assert [tuple(p) for p in json.loads(meta[f"{mask}.curve"])] == row["probe"]

@@ -139,6 +139,28 @@ def test_knocked_out_look_is_renormalised_and_nothing_else_moves(model):
     assert_close(after[untouched], before[untouched], atol=0, rtol=0)
 
 
+def test_several_heads_and_queries_lose_the_same_key(model):
+    """Lists of heads and queries: each (head, query) row loses its key and is renormalised; in layer 0 no other row moves."""
+    scenes, images, instructions, actions = _batch()
+    heads, queries = [0, 2], list(range(model.config.n_patches))
+    keys = torch.full((len(scenes),), colour_word_position(model.config))
+    _logits(model, images, instructions, actions)
+    before = model.attention()[0]
+    with attention_knocked_out(model, 0, heads, queries, keys):
+        _logits(model, images, instructions, actions)
+    after = model.attention()[0]
+    rows = torch.arange(len(scenes))
+    chosen = torch.zeros_like(after, dtype=torch.bool)
+    for head in heads:
+        for query in queries:
+            assert (after[rows, head, query, keys] == 0).all()
+            want = before[:, head, query].clone()
+            want[rows, keys] = 0
+            assert_close(after[:, head, query], want / want.sum(-1, keepdim=True))
+            chosen[:, head, query] = True
+    assert_close(after[~chosen], before[~chosen], atol=0, rtol=0)
+
+
 def test_object_patch_and_bad_input():
     scenes = held_out_scenes(20, seed=2)
     for k in range(3):

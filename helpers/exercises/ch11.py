@@ -7,7 +7,7 @@ import torch
 
 from helpers.checks import exercise, number, whole_number
 
-KNOCKED_LAYER, KNOCKED_HEAD = 1, 1  # exercise 11.4: this head of the shipped causal model may not read the colour word from "writes x"
+KNOCKED_LAYER, KNOCKED_HEAD = 0, 0  # exercise 11.4: this head of the shipped causal model may not look from the colour word at the target
 
 
 def _llama3_block() -> int:
@@ -89,19 +89,20 @@ def _knocked_out_success() -> tuple[float, float, float]:
         colour_word_position,
         held_out_scenes,
         load_models,
+        object_patch,
         success_rate,
     )
 
     model, scenes = load_models()["causal"], held_out_scenes(200)
     colour = colour_word_position(model.config)
-    with attention_knocked_out(model, KNOCKED_LAYER, KNOCKED_HEAD, colour + 1, torch.full((len(scenes),), colour)):
+    with attention_knocked_out(model, KNOCKED_LAYER, KNOCKED_HEAD, colour, object_patch(scenes, 0)):
         knocked = success_rate(model, scenes)
     zeroed = success_rate(model, scenes, {KNOCKED_LAYER: [KNOCKED_HEAD]})
     return knocked, zeroed, success_rate(model, scenes)
 
 
-@exercise("11.4", hint="the query that writes x sits one position after the colour word, and the key to forbid is the colour word itself, at the same position in every scene; measure the success inside the with block.",
-          code_hint="colour = colour_word_position(config); with attention_knocked_out(model, 1, 1, colour + 1, torch.full((200,), colour)): answer = success_rate(model, held_out_scenes(200))")
+@exercise("11.4", hint="the query is the colour word's position, the same in every scene; the key to forbid is each scene's target patch, which object_patch(scenes, 0) gives; measure the success inside the with block.",
+          code_hint="scenes = held_out_scenes(200); with attention_knocked_out(model, 0, 0, colour_word_position(config), object_patch(scenes, 0)): answer = success_rate(model, scenes)")
 def _knock_out(answer):
     value = number(answer)
     knocked, zeroed, intact = _knocked_out_success()
@@ -112,7 +113,55 @@ def _knock_out(answer):
     if math.isclose(value, intact, abs_tol=1e-9):
         return "that is the intact model: measure inside the with block, where the look is forbidden."
     if math.isclose(value, zeroed, abs_tol=1e-9):
-        return "that zeroes the whole head; forbid only its one look, from the query that writes x to the colour word."
+        return "that zeroes the whole head; forbid only its one look, from the colour word at the target's patch."
     if math.isclose(value, knocked, abs_tol=KNOCK_OUT_CLOSE):
         return "close: give the value success_rate returns (three decimals)."
+    return False
+
+
+PATCHING_TOLERANCE = 0.005  # a recovery is a ratio of two logit means: CPUs move it by far less
+
+
+def _patch_mask(scenes, k: int, n: int) -> torch.Tensor:
+    """(B, n) bool: True at the patch of object k of each scene (0: the target)."""
+    from helpers.vla import object_patch
+
+    mask = torch.zeros(len(scenes), n, dtype=torch.bool)
+    mask[torch.arange(len(scenes)), object_patch(scenes, k)] = True
+    return mask
+
+
+@cache
+def _patched_recoveries() -> dict[str, float]:
+    """Exercise 11.5's answer and the near misses a checker should name."""
+    from helpers.vla import load_models, patching_pair, patching_recovery, patching_scenes
+
+    models = load_models()
+    clean, corrupted, metric = patching_pair()
+    scenes = [a for a, _ in patching_scenes()]
+    n = models["prefix"].config.n_patches + clean[1].shape[1]
+    recover = lambda net, positions: patching_recovery(net, clean, corrupted, metric, 1, None, positions)  # noqa: E731
+    return {
+        "right": recover(models["prefix"], _patch_mask(scenes, 0, n)),
+        "the other object's patch": recover(models["prefix"], _patch_mask([b for _, b in patching_scenes()], 0, n)),
+        "every patch": recover(models["prefix"], list(range(models["prefix"].config.n_patches))),
+        "causal": recover(models["causal"], _patch_mask(scenes, 0, n)),
+    }
+
+
+@exercise("11.5", hint="build a (B, n) bool mask that is True at one position per scene, the patch that object_patch(scenes, 0) gives for the clean scenes, and pass it as positions to patching_recovery on the residual entering layer 1.",
+          code_hint="mask = torch.zeros(len(scenes), clean[1].shape[1] + 16, dtype=torch.bool); mask[torch.arange(len(scenes)), object_patch(scenes, 0)] = True")
+def _patch_the_target(answer):
+    value = number(answer)
+    found = _patched_recoveries()
+    if math.isclose(value, found["right"], abs_tol=PATCHING_TOLERANCE):
+        return True
+    if math.isclose(value, found["the other object's patch"], abs_tol=PATCHING_TOLERANCE):
+        return "that is the patch of the object the corrupted run names; patch the clean run's target, the object it names."
+    if math.isclose(value, found["every patch"], abs_tol=PATCHING_TOLERANCE):
+        return "that patches all 16 patches, as section 9 does; patch only the target's patch, one position per scene."
+    if math.isclose(value, found["causal"], abs_tol=PATCHING_TOLERANCE):
+        return "that is the causal model, whose patches never see the words; use the prefix-LM model."
+    if abs(value) > 1.5:
+        return "a recovery is a fraction of the clean-minus-corrupted difference: near 0 or 1, not a logit."
     return False
