@@ -105,7 +105,7 @@ def test_every_notebook_is_on_both_maps_and_every_link_resolves():
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")), ids=lambda p: p.name)
-def test_core_path_takes_at_most_40_minutes_and_the_first_cell_says_so(path):
+def test_core_path_takes_at_most_45_minutes_and_the_first_cell_says_so(path):
     """Both times are the one estimate of scripts/study_time.py (its docstring gives the rates)."""
     import sys
 
@@ -115,6 +115,6 @@ def test_core_path_takes_at_most_40_minutes_and_the_first_cell_says_so(path):
     est = study_time.estimate(path)
     assert est.core <= study_time.CORE_LIMIT, (
         f"{path.name}: the core path takes {est.core:.0f} minutes by scripts/study_time.py; mark sections "
-        "'Deep dive' (or exercises '(optional)') until it takes at most 40")
+        f"'Deep dive' (or exercises '(optional)') until it takes at most {study_time.CORE_LIMIT}")
     assert study_time.statement(est) in source(cells(path)[0]), (
         f"{path.name}: the first cell must state the estimate; run python scripts/study_time.py --write")
