@@ -34,6 +34,7 @@ from torch import nn
 from tqdm import tqdm
 
 from .data import DATA_DIR
+from .i18n import N_
 from .i18n import translate as tr
 from .layers import RMSNorm
 from .llama import LlamaBlock
@@ -47,7 +48,7 @@ WORDS = (*VERBS, *COLOURS, *SHAPES)
 N_BINS = 16
 VOCAB = (*WORDS, *(f"<bin{k}>" for k in range(N_BINS)))  # action bins take the last ids
 ACTION_DIMS = ("x", "y", "gripper")
-QUERIES = ("colour word", "writes x", "writes y", "writes gripper")
+QUERIES = (N_("colour word"), N_("writes x"), N_("writes y"), N_("writes gripper"))
 IMAGE, PATCH, OBJECT = 32, 8, 8  # pixels; an object fills one patch
 GRID = IMAGE // PATCH  # 4 × 4 = 16 patches
 FOOT = OBJECT // PATCH  # an object covers FOOT × FOOT patches

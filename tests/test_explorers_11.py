@@ -16,8 +16,8 @@ def test_vla_explorer_sweeps_every_control():
         sweep(live)
     finally:
         torch.set_num_threads(threads)
-    assert set(live.controls["model"].options) == set(MODELS)
-    assert list(live.controls["query"].options) == list(QUERIES)
+    assert [value for _, value in live.controls["model"].options] == list(MODELS)
+    assert [value for _, value in live.controls["query"].options] == list(QUERIES)
 
 
 def test_vla_explorer_readouts():

@@ -162,7 +162,7 @@ def depth_explorer(depth: int = 12, placement: str = "post-norm (2017)", gain: f
 
     controls = {
         "depth": widgets.IntSlider(value=depth, min=1, max=MAX_DEPTH, description=tr("depth L")),
-        "placement": widgets.ToggleButtons(options=list(PLACEMENTS), value=placement, description=tr("norm")),
+        "placement": widgets.ToggleButtons(options=[(tr(p), p) for p in PLACEMENTS], value=placement, description=tr("norm")),
         "gain": widgets.ToggleButtons(options=[(GAIN_LABELS[g], g) for g in GAINS], value=float(gain),
                                       description=tr("branch gain")),
     }

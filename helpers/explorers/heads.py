@@ -77,7 +77,7 @@ def head_relations(num_heads: int, head: int) -> list[str]:
     return [name for name, _, _ in RELATIONS[head * d_k : (head + 1) * d_k]]
 
 
-SCALES = ("1/√d_k", "1/√d_model", "none")  # what each head's scores are multiplied by
+SCALES = ("1/√d_k", "1/√d_model", N_("none"))  # what each head's scores are multiplied by
 
 
 def score_scale(scale: str, d_model: int, num_heads: int) -> float:
@@ -147,7 +147,7 @@ def heads_explorer(
         "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description=tr("sentence"),
                                      layout=widgets.Layout(width="32em")),
         # scale before heads: at h = 1 the two scales are the same number (d_k = d_model)
-        "scale": widgets.ToggleButtons(options=list(SCALES), value=scale, description=tr("scale")),
+        "scale": widgets.ToggleButtons(options=[(tr(s), s) for s in SCALES], value=scale, description=tr("scale")),
         "num_heads": heads,
         "head": selector,
     }, title=tr("one head's attention weights"), figsize=(6.0, 5.0))

@@ -88,7 +88,7 @@ def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: 
         "pads": widgets.IntSlider(value=min(pads, length - 1), min=0, max=length - 1, description=tr("pad tokens"),
                                   style={"description_width": "initial"}),
         "causal": widgets.Checkbox(value=causal, description=tr("causal mask")),
-        "side": widgets.ToggleButtons(options=["left", "right"], value=side, description=tr("pad side")),
+        "side": widgets.ToggleButtons(options=[(tr(s), s) for s in (N_("left"), N_("right"))], value=side, description=tr("pad side")),
     }
 
     def follow_length(change) -> None:  # at least one real token: pads ≤ length − 1

@@ -17,12 +17,12 @@ from helpers.position import rope, sinusoidal_encoding
 from helpers.widgets import HeatmapFrame, LiveHeatmap
 
 ORDERS = {
-    "as written": lambda n: list(range(n)),
-    "swap 2nd and last": lambda n: [0, n - 1, *range(2, n - 1), 1],
-    "reversed": lambda n: list(range(n - 1, -1, -1)),
-    "rotated by one": lambda n: [*range(1, n), 0],
+    N_("as written"): lambda n: list(range(n)),
+    N_("swap 2nd and last"): lambda n: [0, n - 1, *range(2, n - 1), 1],
+    N_("reversed"): lambda n: list(range(n - 1, -1, -1)),
+    N_("rotated by one"): lambda n: [*range(1, n), 0],
 }
-POSITIONS = ("none", "sinusoidal (added to x)", "rotary (q, k rotated)")
+POSITIONS = (N_("none"), N_("sinusoidal (added to x)"), N_("rotary (q, k rotated)"))
 
 
 def attend(x: torch.Tensor, w_q, w_k, w_v, positions: str = "none"):
@@ -78,8 +78,8 @@ def position_explorer(tokens=None, x=None, w_q=None, w_k=None, w_v=None) -> Live
     return LiveHeatmap(
         compute,
         {
-            "order": widgets.Dropdown(options=list(ORDERS), value="as written", description=tr("order")),
-            "positions": widgets.Dropdown(options=list(POSITIONS), value="none", description=tr("positions")),
+            "order": widgets.Dropdown(options=[(tr(o), o) for o in ORDERS], value="as written", description=tr("order")),
+            "positions": widgets.Dropdown(options=[(tr(p), p) for p in POSITIONS], value="none", description=tr("positions")),
         },
         title=tr("attention weights of the (shuffled) sentence"),
         figsize=(5.4, 4.6),

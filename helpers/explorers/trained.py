@@ -62,7 +62,7 @@ def trained_explorer(model: ToyReverser | None = None, untrained: ToyReverser | 
             "layer": widgets.ToggleButtons(options=[(tr(f"layer {i}"), i) for i in range(config.num_layers)], value=config.num_layers - 1, description=tr("layer")),
             "head": widgets.ToggleButtons(options=[(tr(f"head {i}"), i) for i in range(config.num_heads)], value=0, description=tr("head")),
             "word": widgets.Dropdown(options=WORDS, value=WORDS[1], description=tr("input")),
-            "weights": widgets.ToggleButtons(options=["trained", "untrained"], value="trained", description=tr("model")),
+            "weights": widgets.ToggleButtons(options=[(tr(w), w) for w in (N_("trained"), N_("untrained"))], value="trained", description=tr("model")),
         },
         title=tr("rows: output positions, columns: input tokens"),
         figsize=(5.4, 4.6),

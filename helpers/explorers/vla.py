@@ -38,7 +38,7 @@ from helpers.vla import (
 )
 from helpers.widgets import LiveFigure, new_figure
 
-MODELS = ("causal", "prefix", "untrained")
+MODELS = (N_("causal"), N_("prefix"), N_("untrained"))
 MAGMA = plt.get_cmap("magma")
 N_SEEDS = 30
 OVERLAY_ALPHA = 0.6
@@ -192,7 +192,7 @@ def vla_explorer(models: dict[str, TinyVLA] | None = None) -> LiveFigure:
         "shape": widgets.Dropdown(options=list(SHAPES), value=first[1], description=tr("object")),
         "layer": toggles([(tr(f"layer {i}"), i) for i in range(config.num_layers)], 0, N_("layer")),
         "head": toggles([(tr(f"head {i}"), i) for i in range(config.num_heads)], 0, N_("head")),
-        "query": toggles(list(QUERIES), QUERIES[0], N_("query")),
-        "model": toggles(list(MODELS), "causal", N_("model")),
+        "query": toggles([(tr(q), q) for q in QUERIES], QUERIES[0], N_("query")),
+        "model": toggles([(tr(m), m) for m in MODELS], "causal", N_("model")),
     }
     return LiveFigure(fig, update, controls, animated=[shown, outline, marker, title])
