@@ -40,16 +40,8 @@ import mark_answers  # noqa: E402
 NOTEBOOKS = mark_answers.all_notebooks()
 
 # (notebook path relative to notebooks/, Predict cell id, kind, the text found) -> why it is allowed.
-# Notebook 11 is being rewritten on another branch, which fixes this.
-ALLOWED: dict[tuple[str, str, str, str], str] = {
-    ("11_tiny_vla.ipynb", "e0167729", "heading states a result",
-     "Deep dive (optional): the patch embedding is a strided convolution"):
-        "review 11-P1: the Predict asks whether the strided convolution equals cutting patches and "
-        "multiplying by a matrix; the heading says it is",
-    ("ko/11_tiny_vla.ipynb", "e0167729", "heading states a result",
-     "심화 학습(선택): 패치 임베딩은 보폭(stride) 있는 합성곱입니다"):
-        "the Korean twin of review 11-P1",
-}
+# Leaks kept on purpose, each with its reason (none today).
+ALLOWED: dict[tuple[str, str, str, str], str] = {}
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
 NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
