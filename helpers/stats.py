@@ -90,3 +90,33 @@ def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tup
     half = z / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
     low, high = max(0.0, centre - half), min(1.0, centre + half)
     return (0.0 if successes == 0 else low), (1.0 if successes == n else high)  # exact there, not rounded
+
+
+def sign_flip_p(differences: list[int]) -> float:
+    """Exact two-sided p-value of the paired sign-flip (permutation) test for whole-number differences.
+
+    Under "the two arms are exchangeable within each pair", every difference is as likely negated as
+    not: the p-value is the share of the 2ⁿ sign assignments whose |sum| is at least the observed
+    |sum|. Whole numbers (e.g. successes out of 1000 scenes) keep every comparison exact.
+    """
+    if not differences or not all(isinstance(d, (int, np.integer)) for d in differences):
+        raise ValueError(tr(f"need a non-empty list of whole-number differences, got {differences!r}"))
+    observed = abs(sum(differences))
+    sums = {0: 1}  # sum of the signed differences so far -> how many assignments give it
+    for d in differences:
+        following: dict[int, int] = {}
+        for total, count in sums.items():
+            for signed in (d, -d):
+                following[total + signed] = following.get(total + signed, 0) + count
+        sums = following
+    return sum(count for total, count in sums.items() if abs(total) >= observed) / 2 ** len(differences)
+
+
+def mcnemar_exact_p(only_first: int, only_second: int) -> float:
+    """Exact two-sided McNemar p-value: of the pairs where exactly one arm succeeds, is it the first
+    arm as often as the second? (a two-sided binomial test of ``only_first`` out of the discordant pairs at 1/2)."""
+    if not all(isinstance(k, (int, np.integer)) and k >= 0 for k in (only_first, only_second)):
+        raise ValueError(tr(f"need two whole counts >= 0, got {only_first!r}, {only_second!r}"))
+    n = only_first + only_second
+    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2**n
+    return min(1.0, 2 * tail)

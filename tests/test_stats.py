@@ -77,3 +77,29 @@ def test_wilson_interval_known_values_and_bad_input():
     for bad in ((3, 2), (-1, 4), (1, 0), (0.5, 4)):
         with pytest.raises(ValueError, match="whole numbers"):
             wilson_interval(*bad)
+
+
+def test_sign_flip_p_is_the_share_of_sign_assignments():
+    from itertools import product
+
+    from helpers.stats import sign_flip_p
+
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        d = [int(x) for x in rng.integers(-50, 60, size=int(rng.integers(1, 9)))]
+        brute = np.mean([abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= abs(sum(d)) for signs in product((1, -1), repeat=len(d))])
+        assert sign_flip_p(d) == brute
+    assert sign_flip_p([3] * 10) == 2 / 2**10  # all one way: only itself and its mirror image
+    assert sign_flip_p([0, 0]) == 1.0
+    with pytest.raises(ValueError):
+        sign_flip_p([0.5, 1])
+
+
+def test_mcnemar_exact_p_is_a_two_sided_binomial_test():
+    from helpers.stats import mcnemar_exact_p
+
+    assert mcnemar_exact_p(5, 0) == 2 * 0.5**5 == mcnemar_exact_p(0, 5)
+    assert mcnemar_exact_p(3, 3) == 1.0 and mcnemar_exact_p(0, 0) == 1.0
+    assert np.isclose(mcnemar_exact_p(9, 1), 2 * 11 / 1024)  # P(X <= 1) for X ~ Bin(10, 1/2) is 11/1024
+    with pytest.raises(ValueError):
+        mcnemar_exact_p(-1, 2)
