@@ -72,9 +72,10 @@ $(COMPAT_STAMP): requirements-compat.txt pyproject.toml
 setup-compat: $(COMPAT_STAMP)
 
 test-compat: $(COMPAT_STAMP)
-	@$(COMPAT)/bin/python -c "import ipywidgets, matplotlib, numpy, torch; \
+	@$(COMPAT)/bin/python -c "import ipywidgets, matplotlib, numpy, pandas, seaborn, torch; \
 		print('test-compat: ipywidgets', ipywidgets.__version__, '| numpy', numpy.__version__, \
-		'| matplotlib', matplotlib.__version__, '| torch', torch.__version__)"
+		'| matplotlib', matplotlib.__version__, '| seaborn', seaborn.__version__, '| pandas', pandas.__version__, \
+		'| torch', torch.__version__)"
 	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest tests -n 2 --dist loadfile
 	MPLBACKEND=$(INLINE) OMP_NUM_THREADS=1 $(COMPAT)/bin/python -m pytest notebooks --ignore=notebooks/ko \
 		--nbval --nbval-current-env --nbval-cell-timeout=300 \
