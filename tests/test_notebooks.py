@@ -118,3 +118,65 @@ def test_core_path_takes_at_most_45_minutes_and_the_first_cell_says_so(path):
         f"'Deep dive' (or exercises '(optional)') until it takes at most {study_time.CORE_LIMIT}")
     assert study_time.statement(est) in source(cells(path)[0]), (
         f"{path.name}: the first cell must state the estimate; run python scripts/study_time.py --write")
+
+
+def test_every_exercise_has_a_kind_for_the_time_estimate():
+    """scripts/study_time.py charges an exercise by its kind (value, code or build): every one has one."""
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+    import study_time
+
+    from helpers.checks import exercises
+
+    known = set(exercises())
+    missing = sorted(known - set(study_time.EXERCISE_KIND))
+    assert not missing, f"exercises without a kind in study_time.EXERCISE_KIND: {missing}"
+    stale = sorted(set(study_time.EXERCISE_KIND) - known)
+    assert not stale, f"study_time.EXERCISE_KIND names exercises that do not exist: {stale}"
+    unknown = {k: v for k, v in study_time.EXERCISE_KIND.items() if v not in study_time.KIND_MINUTES}
+    assert not unknown, f"unknown exercise kinds (known: {sorted(study_time.KIND_MINUTES)}): {unknown}"
+
+
+def _bindings_and_uses(code: str) -> tuple[set[str], set[str]]:
+    """Names a cell binds at its top level, and names it reads from earlier cells (in functions and
+    comprehensions too); a name the cell binds itself does not count as read."""
+    import symtable
+
+    code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))
+    top = symtable.symtable(code, "cell", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    used = {s.get_name() for s in top.get_symbols() if s.is_referenced()}
+    tables = list(top.get_children())
+    while tables:
+        table = tables.pop()
+        used |= {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
+        tables += table.get_children()
+    return bound, used - bound
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")), ids=lambda p: p.name)
+def test_the_core_path_never_needs_a_deep_dive(path):
+    """A learner who skips every deep dive and optional exercise runs the same core path: no core cell
+    reads a name whose latest binding before it is in an optional cell (scripts/study_time.py decides
+    which cells are optional). `python scripts/core_path.py NB` runs the core cells alone to confirm."""
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+    import study_time
+
+    nb = nbformat.read(path, as_version=4)
+    last_bound = {}  # name -> (cell index, optional?)
+    needed = []
+    for index, _, _, optional in study_time.walk(nb):
+        cell = nb.cells[index]
+        if cell.cell_type != "code":
+            continue
+        bound, used = _bindings_and_uses(cell.source)
+        if not optional:
+            needed += [f"cell {index} reads {name!r}, last bound in optional cell {last_bound[name][0]}"
+                       for name in sorted(used) if last_bound.get(name, (0, False))[1]]
+        last_bound.update({name: (index, optional) for name in bound})
+    assert not needed, f"{path.name}: the core path needs a deep dive: " + "; ".join(needed)
