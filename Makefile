@@ -129,9 +129,10 @@ e2e: $(STAMP)
 # The static site (both editions, explorers live, no server): build/site/. The toolchain
 # (requirements-site.txt, PyPI only) goes into .venv; pictures and Sphinx's state are cached in
 # build/site-cache/, so a rebuild redraws and re-reads only what changed. SITE_REPOSITORY is the
-# one repository URL the pages' "Open in Colab" and clone commands are built from.
+# one repository URL the pages' "Open in Colab" and clone commands are built from; unset, it is
+# this clone's GitHub `origin` remote, and with neither the pages say they have no address.
 SITE_STAMP      := $(VENV)/.site-installed
-SITE_REPOSITORY ?= https://github.com/attention-lab/attention-lab
+SITE_REPOSITORY ?=
 
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(BIN)/python -m pip install --quiet -r requirements-site.txt

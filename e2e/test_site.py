@@ -400,3 +400,120 @@ def test_latency_one_display_frame(browser, site_url):
         assert not watch.errors
     finally:
         context.close()
+
+
+PREDICT_PAGES = [("en", "02_softmax"), ("ko", "05_masking")]
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.mark.parametrize("lang, stem", PREDICT_PAGES)
+def test_predict_then_see_by_keyboard_and_progress(browser, site_url, lang, stem):
+    """A Predict's output waits for a guess: typed and committed with the keyboard alone, it shows with
+    the guess above it; a reload remembers it; the contents page counts it; the reset forgets it."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    for width, viewport in (("desktop", VIEWPORT), ("phone", PHONE)):
+        context = browser.new_context(viewport=viewport)
+        context.set_default_timeout(30_000)
+        page = context.new_page()
+        watch = Watch(page, site_url)
+        try:
+            page.goto(f"{site_url}{lang}/{stem}.html")
+            page.wait_for_load_state("networkidle")
+            form = page.locator("form.al-predict").first
+            number = form.get_attribute("data-number")
+            outputs = page.locator(f".tag_al-answer-{number} .cell_output")
+            assert outputs.count() >= 1 and not outputs.first.is_visible(), "the answer shows before a guess"
+            assert page.locator(f".tag_al-answer-{number} .al-hidden-note").first.is_visible()
+            form.scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / f"predict-{lang}-{stem}-{width}-before.png"))
+            form.locator("textarea").focus()
+            page.keyboard.press("Tab")  # to the commit button, with nothing written
+            page.keyboard.press("Enter")
+            assert not outputs.first.is_visible(), "an empty guess revealed the answer"
+            form.locator("textarea").focus()
+            page.keyboard.type("the largest weight goes to the largest score")
+            page.keyboard.press("Tab")
+            page.keyboard.press("Enter")
+            outputs.first.wait_for(state="visible")
+            guess = page.locator(f".tag_al-answer-{number} .al-your-guess").first
+            assert "the largest weight goes to the largest score" in guess.text_content()
+            later = page.locator("form.al-predict").nth(1)
+            if later.count():
+                hidden = page.locator(f".tag_al-answer-{later.get_attribute('data-number')} .cell_output").first
+                assert not hidden.is_visible(), "committing one Predict revealed another"
+            page.screenshot(path=str(OUT / f"predict-{lang}-{stem}-{width}-after.png"))
+            watch.reload(page)
+            assert outputs.first.is_visible(), "a reload forgot the committed guess"
+            page.goto(f"{site_url}{lang}/index.html")
+            page.wait_for_load_state("networkidle")
+            item = page.locator(f".al-progress li[data-page='{lang}/{stem}']")
+            template = page.locator(".al-progress").get_attribute("data-of").replace("{total}", item.get_attribute("data-total"))
+            assert item.locator(".al-progress-count").text_content() == template.replace("{done}", "1")
+            item.scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / f"progress-{lang}-{width}.png"))
+            page.locator(".al-progress .al-reset").click()
+            assert item.locator(".al-progress-count").text_content() == template.replace("{done}", "0")
+            assert page.evaluate("() => localStorage.getItem('attention-lab-progress-v1')") is None, "the reset kept it"
+            assert not watch.errors and not watch.outside
+        finally:
+            context.close()
+
+
+def test_every_internal_link_and_anchor_resolves_and_external_links_come_from_one_setting():
+    """Every href and src in every page: a file of the site, with its #anchor present there; a link
+    to the course's own repository or to Colab is built from the one repository setting (site.json);
+    other links off the site are the notebooks' references (papers, other courses)."""
+    from html.parser import HTMLParser
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.links: list[str] = []
+            self.ids: set[str] = set()
+
+        def handle_starttag(self, tag, attrs) -> None:
+            attrs = dict(attrs)
+            self.ids |= {attrs[k] for k in ("id", "name") if attrs.get(k)}
+            for key in ("href", "src"):
+                if attrs.get(key) and not (tag == "link" and attrs.get("rel") in ("preload", "prefetch")):
+                    self.links.append(attrs[key])
+
+    if not SITE.exists():
+        pytest.fail("build/site/ is missing: run `make site` first (`make test-site` does)")
+    repository = json.loads((SITE / "site.json").read_text())["repository"]
+    allowed = []
+    if repository:
+        owner_name = repository.removeprefix("https://github.com/")
+        allowed += [repository, f"https://colab.research.google.com/github/{owner_name}/"]
+
+    def ours(link: str) -> bool:  # a link to where the course itself lives
+        return "colab.research.google.com" in link or "attention-lab" in link or ".github.io" in link
+    parsed: dict[Path, Links] = {}
+
+    def parse(path: Path) -> Links:
+        if path not in parsed:
+            parsed[path] = Links()
+            parsed[path].feed(path.read_text(encoding="utf-8"))
+        return parsed[path]
+
+    broken, outside = [], []
+    pages = [p for p in SITE.rglob("*.html") if "/_static/" not in p.as_posix()]
+    for path in pages:
+        for link in parse(path).links:
+            if link.startswith(("mailto:", "data:", "javascript:")):
+                continue
+            if link.startswith(("http://", "https://", "//")):
+                if ours(link) and not any(link.startswith(a) for a in allowed):
+                    outside.append(f"{path.relative_to(SITE)}: {link}")
+                continue
+            target, _, anchor = link.partition("#")
+            target = target.split("?")[0]
+            file = (path.parent / target).resolve() if target else path
+            if file.is_dir():
+                file = file / "index.html"
+            if not file.exists():
+                broken.append(f"{path.relative_to(SITE)}: {link} (no such file)")
+            elif anchor and file.suffix == ".html" and anchor not in parse(file).ids:
+                broken.append(f"{path.relative_to(SITE)}: {link} (no #{anchor} there)")
+    assert not broken, f"{len(broken)} broken links, e.g.\n" + "\n".join(broken[:20])
+    assert not outside, f"{len(outside)} links to the course's repository not built from SITE_REPOSITORY:\n" + "\n".join(outside[:20])

@@ -7,6 +7,8 @@ own picture; a page must carry the explorer, the practice box and the exercise n
 
 import io
 import json
+import re
+from pathlib import Path
 
 import ipywidgets as widgets
 import numpy as np
@@ -142,3 +144,100 @@ def test_twin_links_and_colab_paths():
         assert "03_scaling_sqrt_dk" in pages and "solutions/03_scaling_sqrt_dk_solutions" in pages
     assert "<img" in explorer_html({"key": "a/b", "size": [1, 1], "frames": ["f.webp"], "states": [[]], "state_ui": [[]],
                                     "ui": [], "readout_names": [], "readouts": [[]], "controls": []}, "ko", "../")
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_without_a_repository_the_pages_link_nowhere_and_say_so(language):
+    """No invented address: a site built without SITE_REPOSITORY or a GitHub remote has no Colab link,
+    names no clone address, and says why, on every page and on the contents page."""
+    from website.pages import index_markdown
+
+    box = practice_box("05_masking", language, None)
+    assert "colab.research.google.com" not in box and "github.com" not in box
+    assert TEXT[language]["no_repository"] in box and TEXT[language]["repository_placeholder"] in box
+    index = index_markdown(language, None)
+    assert "github.com" not in index and TEXT[language]["no_repository"] in index
+    with_repository = index_markdown(language, "https://github.com/o/r")
+    assert "git clone https://github.com/o/r attention-lab" in with_repository
+    assert TEXT[language]["no_repository"] not in with_repository
+
+
+@pytest.mark.parametrize("setting, remote, expected", [
+    ("https://github.com/o/r", "git@github.com:x/y.git", "https://github.com/o/r"),  # the setting wins
+    ("https://github.com/o/r.git/", "", "https://github.com/o/r"),
+    ("", "git@github.com:x/y.git", "https://github.com/x/y"),  # else the clone's origin remote
+    ("", "ssh://git@github.com/x/y", "https://github.com/x/y"),
+    ("", "https://github.com/x/y.git", "https://github.com/x/y"),
+    ("", "https://gitlab.com/x/y.git", None),  # not GitHub: Colab cannot open it, so no address
+    ("", None, None),  # no remote at all
+])
+def test_the_repository_comes_from_the_setting_or_the_remote(monkeypatch, setting, remote, expected):
+    import subprocess
+
+    from website import build
+
+    monkeypatch.setenv("SITE_REPOSITORY", setting)
+    answer = subprocess.CompletedProcess([], 0 if remote is not None else 2, stdout=(remote or "") + "\n", stderr="")
+    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: answer)
+    assert build.repository_url() == expected
+
+
+def test_a_repository_setting_that_is_not_github_is_refused(monkeypatch):
+    from website import build
+
+    monkeypatch.setenv("SITE_REPOSITORY", "https://example.org/r")
+    with pytest.raises(SystemExit, match="SITE_REPOSITORY"):
+        build.repository_url()
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_predict_on_the_site_hides_the_cells_scripts_mark_answers_marks(language):
+    """One source for JupyterLab and the site: the page puts a guess form under each Predict whose
+    answers scripts/mark_answers.py marks, and tags exactly those answer cells to wait for it."""
+    import sys
+
+    import nbformat
+
+    from website.pages import page_notebook, predict_groups
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import mark_answers
+
+    forms = 0
+    for notebook in edition_notebooks(language):
+        nb = nbformat.read(notebook, as_version=4)
+        planned = {p: a for p, a in mark_answers.plan(nb, notebook).answers.items() if a}
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        found = {cells[p]["id"]: [cells[a]["id"] for a in answers] for p, answers in predict_groups(cells, language).items()}
+        assert found == planned, f"{notebook.name}: the site's Predicts differ from scripts/mark_answers.py's"
+        page = page_notebook(notebook, language, _fake_manifests(notebook, cells), None)
+        ids = [c["id"] for c in page["cells"]]
+        for n, (predict, answers) in enumerate(sorted(found.items(), key=lambda kv: ids.index(kv[0]))):
+            form = page["cells"][ids.index(predict) + 1]
+            assert form["id"] == f"al-predict-{n}" and 'class="al-predict"' in form["source"]
+            for answer in answers:
+                tags = page["cells"][ids.index(answer)]["metadata"]["tags"]
+                assert {"answer", "al-answer", f"al-answer-{n}"} <= set(tags)
+            forms += 1
+        tagged = sum("al-answer" in c.get("metadata", {}).get("tags", []) for c in page["cells"])
+        assert tagged == sum(len(a) for a in found.values())
+    assert forms >= 40, f"only {forms} Predicts with a form in the {language} edition"  # 50 today
+
+
+def _fake_manifests(notebook, cells) -> dict:
+    """A stand-in picture manifest for every explorer cell of a notebook (page_notebook needs one)."""
+    fake = {"size": [1, 1], "frames": ["f.webp"], "states": [[]], "state_ui": [[]], "ui": [],
+            "readout_names": [], "readouts": [[]], "controls": []}
+    return {f"{notebook.stem}/{c['id']}": fake | {"key": f"{notebook.stem}/{c['id']}"} for c in cells
+            if c["cell_type"] == "code"}
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_contents_page_maps_the_course_with_progress(language):
+    from website.pages import index_markdown
+
+    index = index_markdown(language, None)
+    assert f"## {TEXT[language]['progress_title']}" in index and 'class="al-reset"' in index
+    pages = re.findall(r'<li data-page="([^"]+)" data-total="(\d+)">', index)
+    assert (f"{language}/05_masking", ) == tuple(p for p, _ in pages if p.endswith("05_masking"))
+    assert len(pages) >= 12 and all(int(total) > 0 for _, total in pages)

@@ -23,6 +23,7 @@ import importlib.metadata
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 SITE = BUILD / "site"
 CACHE = BUILD / "site-cache"
-DEFAULT_REPOSITORY = "https://github.com/attention-lab/attention-lab"
 LIBRARIES = ("matplotlib", "numpy", "torch", "pillow", "ipywidgets", "safetensors")
 MATHJAX_KEEP = ("tex-chtml.js", "output/chtml", "input/tex/extensions", "a11y/assistive-mml.js",
                 "ui", "adaptors")
@@ -224,6 +224,22 @@ if (!location.hash && !sessionStorage.getItem("al-chose")) {
 """
 
 
+def repository_url() -> str | None:
+    """The GitHub repository the site is built from, as https://github.com/OWNER/NAME: the
+    ``SITE_REPOSITORY`` setting (the Pages workflow passes its own repository), else this clone's
+    ``origin`` remote; None when neither names a GitHub repository (the pages then say so)."""
+    setting = os.environ.get("SITE_REPOSITORY", "").strip()
+    url = setting
+    if not url:
+        found = subprocess.run(["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True, text=True)
+        url = found.stdout.strip() if found.returncode == 0 else ""
+    url = re.sub(r"^(?:git@|ssh://git@)github\.com[:/]", "https://github.com/", url)
+    match = re.match(r"^https://github\.com/([^/\s]+/[^/\s]+?)(?:\.git)?/?$", url)
+    if setting and not match:
+        raise SystemExit(f"SITE_REPOSITORY must be a https://github.com/OWNER/NAME URL, got {setting!r}")
+    return f"https://github.com/{match.group(1)}" if match else None
+
+
 def site_size() -> tuple[int, int]:
     files = [p for p in SITE.rglob("*") if p.is_file()]
     return sum(p.stat().st_size for p in files), len(files)
@@ -237,7 +253,9 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     from website.pages import write_sources
 
-    repository = os.environ.get("SITE_REPOSITORY") or DEFAULT_REPOSITORY
+    repository = repository_url()
+    print(f"  repository: {repository or 'none (no SITE_REPOSITORY, no GitHub remote): the pages say so'}",
+          flush=True)
     start = time.perf_counter()
     manifests, folders = build_explorers(args.languages, args.jobs)
     drawn = time.perf_counter()
@@ -247,6 +265,7 @@ def main(argv: list[str] | None = None) -> None:
     prepare_mathjax()
     run_sphinx(args.languages)
     publish_assets(args.languages, folders)
+    (SITE / "site.json").write_text(json.dumps({"repository": repository}) + "\n", encoding="utf-8")
     size, count = site_size()
     pictures = sum(len(set(m["frames"])) for lang in manifests.values() for m in lang.values())
     positions = sum(len(m["states"]) for lang in manifests.values() for m in lang.values())

@@ -7,7 +7,7 @@ Each notebook of the edition is copied as stored (nothing is re-executed) with t
   and a line saying which values the sliders snap to;
 - after the title cell, a box for practice: the ``.ipynb`` to download, the command that runs it
   locally, an "Open in Colab" link (from the one repository URL, ``SITE_REPOSITORY``) and the
-  twin page in the other language;
+  twin page in the other language (without a repository address, no Colab link, and a line saying so);
 - before the first exercise, a note that the checks run in a kernel, not on this page.
 
 ``index.md`` lists the notebooks (the README's table) and holds the table of contents.
@@ -16,6 +16,7 @@ Each notebook of the edition is copied as stored (nothing is re-executed) with t
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import json
 import re
@@ -37,6 +38,23 @@ TEXT = {
         "colab_note": ("In Colab, first run <code>!git clone {repo} attention-lab</code> and "
                        "<code>%pip install -q -e attention-lab</code>, then restart the session."),
         "locally": "On your machine (Python 3.10+, make):",
+        "no_repository": ("This copy of the site was built without a repository address (no "
+                          "<code>SITE_REPOSITORY</code> and no GitHub remote), so it links to no Colab page "
+                          "or clone address: clone the repository you got it from."),
+        "repository_placeholder": "REPOSITORY-URL",
+        "predict_label": "Your prediction",
+        "predict_help": "Write what you expect before you see the output below; it stays in this browser only.",
+        "predict_commit": "Commit, then show the output",
+        "predict_skip": "Skip: show it without a guess",
+        "predict_empty": "Write a prediction first, or choose Skip.",
+        "predict_yours": "Your prediction:",
+        "predict_skipped": "You skipped this prediction.",
+        "predict_hidden": "The output is hidden until you commit a prediction above.",
+        "progress_title": "Your progress",
+        "progress_text": ("Predictions you committed on these pages, counted in this browser only "
+                          "(nothing leaves it)."),
+        "progress_of": "{done} of {total} predictions",
+        "progress_reset": "Forget my progress in this browser",
         "twin": "한국어로 읽기",
         "exercises": ("<strong>Checking your answers.</strong> Each exercise below calls "
                       "<code>check(...)</code>, which runs in Python: this page cannot run it, and the "
@@ -71,6 +89,22 @@ TEXT = {
         "colab_note": ("Colab에서는 먼저 <code>!git clone {repo} attention-lab</code>와 "
                        "<code>%pip install -q -e attention-lab</code>를 실행한 뒤 세션을 다시 시작합니다."),
         "locally": "내 컴퓨터에서 (Python 3.10 이상, make):",
+        "no_repository": ("이 사이트는 저장소 주소 없이(<code>SITE_REPOSITORY</code>도, GitHub 원격 저장소도 없이) "
+                          "만들어져서 Colab 페이지나 clone 주소로 연결하지 않습니다. 이 사이트를 받은 저장소를 "
+                          "clone합니다."),
+        "repository_placeholder": "저장소-URL",
+        "predict_label": "나의 예측",
+        "predict_help": "아래 출력을 보기 전에 예상한 결과를 적습니다. 적은 내용은 이 브라우저에만 남습니다.",
+        "predict_commit": "예측을 확정하고 출력 보기",
+        "predict_skip": "건너뛰기: 예측 없이 보기",
+        "predict_empty": "먼저 예측을 적거나 건너뛰기를 고릅니다.",
+        "predict_yours": "나의 예측:",
+        "predict_skipped": "이 예측은 건너뛰었습니다.",
+        "predict_hidden": "위에서 예측을 확정할 때까지 출력을 가려 둡니다.",
+        "progress_title": "나의 진도",
+        "progress_text": "이 페이지들에서 확정한 예측의 수입니다. 이 브라우저에만 세어 두며 밖으로 나가지 않습니다.",
+        "progress_of": "예측 {total}개 중 {done}개",
+        "progress_reset": "이 브라우저에 남은 진도 지우기",
         "twin": "Read in English",
         "exercises": ("<strong>답 확인하기.</strong> 아래 연습문제는 모두 <code>check(...)</code>를 "
                       "호출하며, 이 함수는 Python에서 실행됩니다. 이 페이지는 그것을 실행할 수 없으며, 각 셀 "
@@ -118,25 +152,30 @@ def _markdown_cell(cell_id: str, html_text: str) -> dict:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": html_text}
 
 
-def practice_box(page: str, language: str, repository: str) -> str:
-    """Download, run locally, Colab, and the twin page (``page`` is the docname)."""
+def practice_box(page: str, language: str, repository: str | None) -> str:
+    """Download, run locally, Colab, and the twin page (``page`` is the docname). Without a
+    repository address there is no Colab link, and the clone command names none."""
     t = TEXT[language]
     up = "../" * page.count("/")
     repo_path = "notebooks/" + ("ko/" if language == "ko" else "") + page + ".ipynb"
-    colab = f"https://colab.research.google.com/github/{_github_path(repository)}/blob/main/{repo_path}"
     lab = "make lab LANG=ko" if language == "ko" else "make lab"
     work_path = "my-work/" + repo_path.removeprefix("notebooks/")  # make lab opens the learner's own copies
-    command = f"git clone {repository} attention-lab\ncd attention-lab\n{lab}    # then open {work_path}"
+    command = (f"git clone {repository or t['repository_placeholder']} attention-lab\ncd attention-lab\n"
+               f"{lab}    # then open {work_path}")
     twin = f"{up}../{OTHER[language]}/{page}.html"
+    links = [f'<a class="al-download" href="{up}notebooks/{page}.ipynb" download>{html.escape(t["download"])}</a>']
+    if repository:
+        colab = f"https://colab.research.google.com/github/{_github_path(repository)}/blob/main/{repo_path}"
+        links.append(f'<a class="al-colab" href="{html.escape(colab)}">{html.escape(t["colab"])}</a>')
+    links.append(f'<a class="al-twin" href="{twin}" hreflang="{OTHER[language]}">{html.escape(t["twin"])}</a>')
+    note = t["colab_note"].format(repo=html.escape(repository)) if repository else t["no_repository"]
     return (
         f'<div class="al-practice">\n'
         f'<p class="al-practice-title">{html.escape(t["practice_title"])}</p>\n'
-        f'<p><a class="al-download" href="{up}notebooks/{page}.ipynb" download>{html.escape(t["download"])}</a>'
-        f' · <a class="al-colab" href="{html.escape(colab)}">{html.escape(t["colab"])}</a>'
-        f' · <a class="al-twin" href="{twin}" hreflang="{OTHER[language]}">{html.escape(t["twin"])}</a></p>\n'
+        f'<p>{" · ".join(links)}</p>\n'
         f'<p>{html.escape(t["locally"])}</p>\n'
         f'<pre class="al-command">{html.escape(command)}</pre>\n'
-        f'<p class="al-colab-note">{t["colab_note"].format(repo=html.escape(repository))}</p>\n'
+        f'<p class="al-colab-note">{note}</p>\n'
         f"</div>\n"
     )
 
@@ -230,16 +269,83 @@ def _control_html(c: int, control: dict, ui: list, current: int) -> str:
             f'data-off="{off}"{checked}><span class="al-label">{name}</span></label></div>')
 
 
-def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], repository: str) -> dict:
+# A notebook's explicit anchor (JupyterLab honours the HTML) becomes a MyST target on the page, so a
+# link from another page resolves in Korean too, where the heading's own slug differs. Only an
+# anchor unique in its edition can be a target (Sphinx's labels are site-wide); the others stay HTML
+# ids, which links within their page reach.
+ANCHOR = re.compile(r'^<a id="([\w-]+)"></a>\n', re.MULTILINE)
+LOCAL_LINK = re.compile(r"\[([^\]]+)\]\(#([\w-]+)\)")
+
+
+@functools.cache
+def unique_anchors(language: str) -> frozenset[str]:
+    """The explicit anchor ids that occur in exactly one notebook of the edition."""
+    counts: dict[str, int] = {}
+    for notebook in edition_notebooks(language):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        for anchor in set(ANCHOR.findall(text)):
+            counts[anchor] = counts.get(anchor, 0) + 1
+    return frozenset(a for a, n in counts.items() if n == 1)
+ANSWER_TAG = "answer"  # scripts/mark_answers.py tags every Predict's answer cells (JupyterLab folds them)
+PREDICT_MARKERS = {"en": "**Predict:**", "ko": "**예측해 보기:**"}  # as in scripts/mark_answers.py
+
+
+def predict_groups(cells: list[dict], language: str) -> dict[int, list[int]]:
+    """Each Predict cell's index -> the indices of its answer cells: the cells tagged ``answer`` after
+    it and before the next Predict (the tags are scripts/mark_answers.py's, one source for both)."""
+    groups: dict[int, list[int]] = {}
+    current = None
+    for i, cell in enumerate(cells):
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown" and PREDICT_MARKERS[language] in text:
+            current = i
+        elif ANSWER_TAG in cell.get("metadata", {}).get("tags", []) and current is not None:
+            groups.setdefault(current, []).append(i)
+    return groups
+
+
+def predict_form(page: str, number: int, language: str) -> str:
+    """The box under a Predict: the learner writes a guess (or skips) before the output shows."""
+    t = TEXT[language]
+    key = f"{language}/{page}#{number}"
+    field = f"al-guess-{number}"
+    return (
+        f'<form class="al-predict" data-predict="{html.escape(key)}" data-number="{number}" '
+        + " ".join(f'data-{name}="{html.escape(t["predict_" + name])}"' for name in ("empty", "yours", "skipped", "hidden"))
+        + ">"
+        f'<label for="{field}">{html.escape(t["predict_label"])}</label>'
+        f'<textarea id="{field}" rows="2" aria-describedby="{field}-help"></textarea>'
+        f'<span id="{field}-help" class="al-predict-help">{html.escape(t["predict_help"])}</span>'
+        f'<span class="al-predict-buttons"><button type="submit" class="al-commit">{html.escape(t["predict_commit"])}</button>'
+        f'<button type="button" class="al-skip">{html.escape(t["predict_skip"])}</button></span>'
+        f'<span class="al-predict-status" role="status" aria-live="polite"></span>'
+        f"</form>\n"
+    )
+
+
+def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], repository: str | None) -> dict:
     """The notebook as the page shows it (see the module docstring)."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     page = docname(notebook, language)
     up = "../" * page.count("/")
     cells = []
     exercise_note_done = False
+    groups = predict_groups(nb["cells"], language)
+    own_anchors = set(ANCHOR.findall("\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")))
+    number_of = {predict: n for n, predict in enumerate(sorted(groups))}
+    answer_of = {a: number_of[predict] for predict, answers in groups.items() for a in answers}
     for i, cell in enumerate(nb["cells"]):
         cell = copy.deepcopy(cell)
+        if i in answer_of:
+            cell.setdefault("metadata", {}).setdefault("tags", []).extend(["al-answer", f"al-answer-{answer_of[i]}"])
         source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown" and own_anchors:  # a link to an anchor of this page: plain HTML
+            cell["source"] = source = LOCAL_LINK.sub(
+                lambda m: f'<a href="#{m.group(2)}">{m.group(1)}</a>' if m.group(2) in own_anchors else m.group(0), source)
+        if cell["cell_type"] == "markdown" and ANCHOR.search(source):
+            cell["source"] = source = ANCHOR.sub(
+                lambda m: f"({m.group(1)})=\n" if m.group(1) in unique_anchors(language) else m.group(0), source)
         if cell["cell_type"] == "code":
             if any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", [])):
                 key = f"{notebook.stem}/{cell.get('id')}"
@@ -256,12 +362,37 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
         cells.append(cell)
         if i == 0:
             cells.append(_markdown_cell("al-practice", practice_box(page, language, repository)))
+        if i in number_of:
+            cells.append(_markdown_cell(f"al-predict-{number_of[i]}", predict_form(page, number_of[i], language)))
     nb["cells"] = cells
     return nb
 
 
-def index_markdown(language: str, repository: str) -> str:
-    """The edition's home page: intro, the README's table of notebooks, how to run, the contents."""
+def progress_html(language: str) -> str:
+    """The course map with the learner's progress: every chapter and how many of its Predicts this
+    browser has committed (website/static/predict.js fills in the counts)."""
+    t = TEXT[language]
+    items = []
+    for notebook in edition_notebooks(language):
+        page = docname(notebook, language)
+        if "/" in page:
+            continue
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+        total = len(predict_groups(nb["cells"], language))
+        first = nb["cells"][0]["source"]
+        title = ("".join(first) if isinstance(first, list) else first).splitlines()[0].lstrip("# ").strip()
+        if total:
+            items.append(f'<li data-page="{language}/{page}" data-total="{total}"><a href="{page}.html">'
+                         f'{html.escape(title)}</a> <span class="al-progress-count">'
+                         f'{html.escape(t["progress_of"].format(done=0, total=total))}</span></li>')
+    return (f'<div class="al-progress" data-of="{html.escape(t["progress_of"])}">'
+            f'<p>{html.escape(t["progress_text"])}</p><ul>{"".join(items)}</ul>'
+            f'<button type="button" class="al-reset">{html.escape(t["progress_reset"])}</button></div>')
+
+
+def index_markdown(language: str, repository: str | None) -> str:
+    """The edition's home page: intro, the README's table of notebooks, the learner's progress, how to
+    run, the contents."""
     t = TEXT[language]
     table = _readme_table(language)
     chapters = [docname(p, language) for p in edition_notebooks(language) if "/" not in docname(p, language)]
@@ -272,8 +403,10 @@ def index_markdown(language: str, repository: str) -> str:
         f'<p class="al-twin-line"><a class="al-twin" href="../{OTHER[language]}/index.html" '
         f'hreflang="{OTHER[language]}">{html.escape(t["twin"])}</a></p>\n\n'
         f"{t['index_intro']}\n\n{table}\n\n"
+        f"## {t['progress_title']}\n\n{progress_html(language)}\n\n"
         f"## {t['index_run']}\n\n{t['index_run_text']}\n\n"
-        f"```bash\ngit clone {repository} attention-lab\ncd attention-lab\n{lab}\n```\n\n"
+        f"```bash\ngit clone {repository or t['repository_placeholder']} attention-lab\ncd attention-lab\n{lab}\n```\n\n"
+        + ("" if repository else f"<p>{t['no_repository']}</p>\n\n") +
         f"<p>{t['index_build']}</p>\n\n"
         "```{toctree}\n:hidden:\n:maxdepth: 1\n" f":caption: {t['notebooks_caption']}\n\n"
         + "\n".join(chapters) + "\n```\n\n"
@@ -301,7 +434,7 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def write_sources(language: str, src: Path, manifests: dict[str, dict], repository: str) -> list[str]:
+def write_sources(language: str, src: Path, manifests: dict[str, dict], repository: str | None) -> list[str]:
     """Write the edition's Sphinx sources into ``src``; returns the pages whose source changed."""
     changed = []
     wanted = {"index.md", "conf.py"}
