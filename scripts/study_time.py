@@ -30,7 +30,8 @@ states both times, rounded up to 5 minutes (the second as "the optional exercise
 notebook has no deep dive); `tests/test_notebooks.py` checks that the statement is this estimate.
 
     python scripts/study_time.py            # the table, every English notebook
-    python scripts/study_time.py --write    # rewrite each notebook's "**Time:**" line to match
+    python scripts/study_time.py --write    # rewrite each notebook's "**Time:**" line (and the Korean
+                                            # translation's "**소요 시간:**" line; then translations.py build)
     python scripts/study_time.py --sections 05 10b   # where each notebook's time goes, by section
 """
 
@@ -123,6 +124,7 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
 EXERCISE = re.compile(r"^\*\*\d\d[a-z]?\.\d+\*\*(.*)$", re.MULTILINE)
 CHECK = re.compile(r'check\("([^"]+)"')
 TIME_LINE = re.compile(r"^\*\*Time:\*\*.*$", re.MULTILINE)
+KOREAN_TIME_LINE = re.compile(r"^\*\*소요 시간:\*\*.*$", re.MULTILINE)
 
 
 @dataclass
@@ -130,6 +132,7 @@ class Estimate:
     core: float  # minutes
     deep: float
     deep_dives: bool = True  # False when the optional part is only exercises marked "(optional)"
+    core_exercises: int = 1  # checked exercises on the core path
 
     def rounded(self) -> tuple[int, int]:
         """Both times rounded up to 5 minutes, as the notebooks state them."""
@@ -157,12 +160,14 @@ def walk(nb) -> list[tuple[int, str, float, bool]]:
     section, deep_level, optional_exercise = "(before the first heading)", None, False
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
+            if HEADING.search(cell.source):  # a new section ends an optional exercise
+                optional_exercise = False
             for hashes, title in HEADING.findall(cell.source):
                 level, section = len(hashes), f"{hashes} {title}"
                 if deep_level is not None and level <= deep_level and "Deep dive" not in title:
                     deep_level = None
-                if deep_level is None and "Deep dive" in title:
-                    deep_level = level
+                if "Deep dive" in title:  # a deep dive of a higher level widens the one we are in
+                    deep_level = level if deep_level is None else min(deep_level, level)
             numbers = EXERCISE.findall(cell.source)
             if numbers:
                 optional_exercise = "(optional)" in numbers[-1]
@@ -180,7 +185,9 @@ def estimate(path: Path) -> Estimate:
     deep = sum(minutes for _, _, minutes, optional in rows if optional)
     deep_dives = any("Deep dive" in title for _, title in HEADING.findall("\n".join(
         cell.source for cell in nb.cells if cell.cell_type == "markdown")))
-    return Estimate(core, deep, deep_dives)
+    core_exercises = sum(len(CHECK.findall(nb.cells[i].source)) for i, _, _, optional in rows
+                         if not optional and nb.cells[i].cell_type == "code")
+    return Estimate(core, deep, deep_dives, core_exercises)
 
 
 def sections(path: Path) -> str:
@@ -198,9 +205,24 @@ def statement(est: Estimate) -> str:
     """The line the first cell of a chapter carries."""
     core, deep = est.rounded()
     optional = "deep dives" if est.deep_dives else "exercises"
+    if est.core_exercises:
+        first = f"the core path takes about {core} minutes, exercises included"
+    else:  # every exercise is optional: say so
+        first, optional = f"the core path takes about {core} minutes", f"{optional} and exercises"
     more = f"; the optional {optional} about {deep} minutes more" if deep else ""
-    return (f"**Time:** the core path takes about {core} minutes, exercises included{more} "
-            f"([how we estimate](00_start_here.ipynb#how-long-a-notebook-takes)).")
+    return f"**Time:** {first}{more} ([how we estimate](00_start_here.ipynb#how-long-a-notebook-takes))."
+
+
+def korean_statement(est: Estimate) -> str:
+    """The same line in the Korean edition (its first cell's translation carries it)."""
+    core, deep = est.rounded()
+    optional = "선택 심화 학습" if est.deep_dives else "선택 연습문제"
+    if est.core_exercises:
+        first = f"핵심 경로는 연습문제를 포함해 약 {core}분이 걸"
+    else:
+        first, optional = f"핵심 경로는 약 {core}분이 걸", optional + "과 연습문제"
+    ending = f"리고, {optional}는 약 {deep}분이 더 걸립니다" if deep else "립니다"
+    return f"**소요 시간:** {first}{ending}([추정 방법](00_start_here.ipynb#how-long-a-notebook-takes))."
 
 
 def chapters() -> list[Path]:
@@ -208,12 +230,27 @@ def chapters() -> list[Path]:
 
 
 def write(path: Path) -> bool:
-    """Rewrite the notebook's **Time:** line; True if it changed."""
+    """Rewrite the notebook's **Time:** line, and the Korean translation's line to match (run
+    ``scripts/translations.py build`` after); True if anything changed."""
+    import json
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from translations import digest
+
     nb = nbformat.read(path, as_version=4)
-    first = nb.cells[0]
-    new = TIME_LINE.sub(statement(estimate(path)), first.source)
-    if new == first.source:
+    first, est = nb.cells[0], estimate(path)
+    new = TIME_LINE.sub(statement(est), first.source)
+    store_path = ROOT / "i18n" / "ko" / f"{path.stem}.json"
+    store = json.loads(store_path.read_text(encoding="utf-8"))
+    entry = store["cells"].get(first.id)
+    korean = KOREAN_TIME_LINE.sub(korean_statement(est), entry["ko"]) if entry else None
+    if new == first.source and (entry is None or korean == entry["ko"]):
         return False
+    if entry is not None:
+        if entry["en_sha"] == digest(first.source):  # the translation was current: keep it so
+            entry["en_sha"] = digest(new)
+        entry["ko"] = korean
+        store_path.write_text(json.dumps(store, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     first.source = new
     nbformat.write(nb, path)
     return True
@@ -221,7 +258,8 @@ def write(path: Path) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="rewrite each notebook's **Time:** line")
+    parser.add_argument("--write", nargs="*", metavar="NOTEBOOK",
+                        help="rewrite the **Time:** lines (both editions) of these notebooks (e.g. 05 10b), or of all")
     parser.add_argument("--sections", metavar="NOTEBOOK", nargs="+",
                         help="where the time goes: each section's core and optional minutes (e.g. 05 10b)")
     args = parser.parse_args()
@@ -236,10 +274,11 @@ def main() -> int:
     over = []
     for path in chapters():
         core, deep = estimate(path).rounded()
-        print(f"{path.name:<34}{core:>6}{deep:>12}" + (f"   over the {CORE_LIMIT}-minute core path" if core > CORE_LIMIT else ""))
-        over += [path.name] if core > CORE_LIMIT else []
-        if args.write and write(path):
-            print("  rewrote its **Time:** line")
+        print(f"{path.name:<34}{core:>6}{deep:>12}" + (f"   over the {CORE_LIMIT}-minute core path" if estimate(path).core > CORE_LIMIT else ""))
+        over += [path.name] if estimate(path).core > CORE_LIMIT else []
+        chosen = args.write is not None and (not args.write or any(path.name.startswith(f"{n}_") for n in args.write))
+        if chosen and write(path):
+            print("  rewrote its **Time:** lines (run scripts/translations.py build for the Korean twin)")
     return 1 if over else 0
 
 

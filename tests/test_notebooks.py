@@ -159,7 +159,8 @@ def _bindings_and_uses(code: str) -> tuple[set[str], set[str]]:
 def test_the_core_path_never_needs_a_deep_dive(path):
     """A learner who skips every deep dive and optional exercise runs the same core path: no core cell
     reads a name whose latest binding before it is in an optional cell (scripts/study_time.py decides
-    which cells are optional). `python scripts/core_path.py NB` runs the core cells alone to confirm."""
+    which cells are optional). Static: to confirm a cut, execute a copy of the notebook without its
+    optional cells (`jupyter nbconvert --execute`) and compare the outputs."""
     import sys
 
     import nbformat
@@ -180,3 +181,17 @@ def test_the_core_path_never_needs_a_deep_dive(path):
                        for name in sorted(used) if last_bound.get(name, (0, False))[1]]
         last_bound.update({name: (index, optional) for name in bound})
     assert not needed, f"{path.name}: the core path needs a deep dive: " + "; ".join(needed)
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")), ids=lambda p: p.name)
+def test_the_korean_twin_states_the_same_times(path):
+    """The Korean first cell carries the estimate too (scripts/study_time.py --write keeps it in step)."""
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+    import study_time
+
+    twin = NOTEBOOKS / "ko" / path.name
+    assert study_time.korean_statement(study_time.estimate(path)) in source(cells(twin)[0]), (
+        f"ko/{path.name}: the first cell must state the estimate; run python scripts/study_time.py --write "
+        f"{path.name[:3].rstrip('_')}, then scripts/translations.py build")
