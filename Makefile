@@ -144,10 +144,22 @@ site: $(SITE_STAMP)
 	SITE_REPOSITORY=$(SITE_REPOSITORY) OMP_NUM_THREADS=1 MPLBACKEND=Agg $(BIN)/python -m website.build
 
 # Every page of both editions in headless Chromium (served from 127.0.0.1): no console error,
-# no failed or outside request, maths typeset, every control of every explorer moves the picture
+# no failed or outside request, maths typeset, 0 axe-core (WCAG 2.1 A/AA) violations, every control of every explorer moves the picture
 # and readouts, latency measured; screenshots and results in build/site-e2e/.
 # fonts-nanum: a Hangul font, so the Korean pages' screenshots are legible (readers have their own).
-test-site: site
+# axe-core, the accessibility checker test-site runs on every page (WCAG 2.1 A and AA), pinned and
+# checked: the npm registry's tarball of this version, its SHA-256 below.
+AXE_VERSION := 4.14.1
+AXE_SHA256  := e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745
+AXE         := build/axe/axe.min.js
+
+$(AXE):
+	mkdir -p build/axe
+	cd build/axe && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null \
+		&& echo "$(AXE_SHA256)  axe-core-$(AXE_VERSION).tgz" | sha256sum -c --quiet - \
+		&& tar xzf axe-core-$(AXE_VERSION).tgz package/axe.min.js && mv package/axe.min.js axe.min.js && rmdir package
+
+test-site: site $(AXE)
 	@{ test -x $(CHROMIUM) && fc-list 2>/dev/null | grep -qi nanum; } || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		export DEBIAN_FRONTEND=noninteractive; PKGS="$$(test -x $(CHROMIUM) || echo chromium) fonts-nanum"; \
 		$$SUDO apt-get install -y $$PKGS || { $$SUDO apt-get update && $$SUDO apt-get install -y $$PKGS; }; }

@@ -3,8 +3,9 @@
 build/site/ is served from 127.0.0.1 by a thread of this process. Each page of both editions
 opens in a fresh browser context (nothing cached), so its first load is what a new reader
 downloads. Every page: no console error, no failed request, no request leaving the site's
-origin, maths typeset, a link to its twin in the other language, and a first load within
-budget. Every explorer: every control moved from the keyboard or the mouse, each move showing
+origin, maths typeset, a link to its twin in the other language, a first load within
+budget, and no axe-core (WCAG 2.1 A/AA) violation. Under every Predict the output waits for a guess;
+every internal link and anchor resolves. Every explorer: every control moved from the keyboard or the mouse, each move showing
 the picture and readouts of the new position; a few positions checked pixel for pixel
 against the kernel's own picture; the input-to-picture latency measured and printed.
 Results and screenshots: build/site-e2e/.
@@ -38,7 +39,9 @@ PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.glob("*/**/*.html")
 EXPLORER_PAGES = sorted({(lang, m.parent.name.rsplit("-", 1)[0])  # (language, notebook)
                          for lang in ("en", "ko") for m in (SITE / lang / "_explorers").glob("*/manifest.json")}) \
     if SITE.exists() else []
-RESULTS: dict = {"first_load": {}, "latency": {}, "explorers": {}}
+RESULTS: dict = {"first_load": {}, "latency": {}, "explorers": {}, "axe": {}}
+AXE = REPO / "build" / "axe" / "axe.min.js"  # axe-core, pinned in the Makefile (make test-site fetches it)
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 SCREENSHOTS = {"en/index.html", "ko/index.html", "en/03_scaling_sqrt_dk.html", "ko/05_masking.html",
                "en/11_tiny_vla.html"}
 
@@ -73,6 +76,11 @@ def report(request):
     if loads:
         page, size = max(loads.items(), key=lambda kv: kv[1])
         lines.append(f"site: {len(loads)} pages; largest first load {size / 1e6:.2f} MB ({page})")
+    for lang in ("en", "ko"):
+        axe = {p: n for p, n in RESULTS["axe"].items() if p.startswith(lang + "/")}
+        if axe:
+            lines.append(f"site axe-core (WCAG 2.1 A/AA), {lang}: {sum(axe.values())} violating elements "
+                         f"on {sum(n > 0 for n in axe.values())} of {len(axe)} pages")
     for name, result in RESULTS["latency"].items():
         lines.append(f"site latency, {name}: median {result['median_ms']:.1f} ms over {result['changes']} changes "
                      f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms)")
@@ -123,6 +131,18 @@ def open_page(browser, url: str, path: str):
     return context, page, watch
 
 
+def axe_violations(page) -> list[dict]:
+    """axe-core's WCAG 2.1 A and AA violations on the page as it stands: rule, impact, elements."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE.relative_to(REPO)} is missing: `make test-site` fetches it (npm pack axe-core)")
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate("""async (tags) => {
+      const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+      return r.violations.map(v => ({rule: v.id, impact: v.impact, nodes: v.nodes.length,
+                                     where: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+    }""", AXE_TAGS)
+
+
 def visible_text_outside_code(page) -> str:
     return page.evaluate("""() => {
       const clone = document.querySelector('main, article, body').cloneNode(true);
@@ -154,6 +174,8 @@ def test_page_loads_clean_offline_typeset_and_linked(browser, site_url, path):
         page.wait_for_load_state("networkidle")
         loaded = bytes_loaded(page)
         RESULTS["first_load"][path] = loaded
+        violations = axe_violations(page)
+        RESULTS["axe"][path] = sum(v["nodes"] for v in violations)
         if path in SCREENSHOTS:
             OUT.mkdir(parents=True, exist_ok=True)
             page.evaluate("() => window.scrollTo(0, 0)")
@@ -161,6 +183,7 @@ def test_page_loads_clean_offline_typeset_and_linked(browser, site_url, path):
         assert not watch.outside, f"requests left the site: {watch.outside[:5]}"
         assert not watch.errors, "\n".join(watch.errors[:10])
         assert loaded <= FIRST_LOAD_BUDGET, f"first load {loaded / 1e6:.2f} MB > 3 MB"
+        assert not violations, f"axe-core (WCAG 2.1 A/AA): {violations}"
     finally:
         context.close()
 
