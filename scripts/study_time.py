@@ -216,12 +216,13 @@ def statement(est: Estimate) -> str:
 def korean_statement(est: Estimate) -> str:
     """The same line in the Korean edition (its first cell's translation carries it)."""
     core, deep = est.rounded()
-    optional = "선택 심화 학습" if est.deep_dives else "선택 연습문제"
+    optional = "선택 심화 학습은" if est.deep_dives else "선택 연습문제는"  # the particle follows the noun
     if est.core_exercises:
         first = f"핵심 경로는 연습문제를 포함해 약 {core}분이 걸"
     else:
-        first, optional = f"핵심 경로는 약 {core}분이 걸", optional + "과 연습문제"
-    ending = f"리고, {optional}는 약 {deep}분이 더 걸립니다" if deep else "립니다"
+        first = f"핵심 경로는 약 {core}분이 걸"
+        optional = "선택 심화 학습과 연습문제는" if est.deep_dives else "선택 연습문제는"
+    ending = f"리고, {optional} 약 {deep}분이 더 걸립니다" if deep else "립니다"
     return f"**소요 시간:** {first}{ending}([추정 방법](00_start_here.ipynb#how-long-a-notebook-takes))."
 
 
