@@ -195,3 +195,31 @@ def test_the_korean_twin_states_the_same_times(path):
     assert study_time.korean_statement(study_time.estimate(path)) in source(cells(twin)[0]), (
         f"ko/{path.name}: the first cell must state the estimate; run python scripts/study_time.py --write "
         f"{path.name[:3].rstrip('_')}, then scripts/translations.py build")
+
+
+def test_the_maps_say_which_live_widgets_are_deep_dives():
+    """The notebook maps (00 and the READMEs, both editions) mark a chapter's live widget "(a deep dive)"
+    exactly when its explorer cell is optional (scripts/study_time.py decides)."""
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+    import study_time
+
+    optional = {}
+    for path in study_time.chapters():
+        nb = nbformat.read(path, as_version=4)
+        explorers = [opt for i, _, _, opt in study_time.walk(nb) if "_explorer(" in nb.cells[i].source
+                     and "nbval-ignore-output" in nb.cells[i].metadata.get("tags", [])]
+        if explorers:
+            optional[path.name.split("_")[0]] = all(explorers)
+    root = NOTEBOOKS.parent
+    maps = {"README.md": ((root / "README.md").read_text(encoding="utf-8"), "(a deep dive)"),
+            "README.ko.md": ((root / "README.ko.md").read_text(encoding="utf-8"), "(심화 학습)"),
+            "00": (source(cells(NOTEBOOKS / "00_start_here.ipynb")[3]), "(a deep dive)"),
+            "ko/00": (source(cells(NOTEBOOKS / "ko" / "00_start_here.ipynb")[3]), "(심화 학습)")}
+    for name, (text, mark) in maps.items():
+        rows = dict(re.findall(r"^\| (\d\d[a-z]?) \|(.*)$", text, re.MULTILINE))
+        wrong = [n for n, opt in optional.items() if rows[n].rstrip().endswith(f"{mark} |") != opt]
+        assert not wrong, f"{name}: the live-widget column of {wrong} does not say '{mark}' where the explorer is optional"
