@@ -145,7 +145,7 @@ site: $(SITE_STAMP)
 
 # Every page of both editions in headless Chromium (served from 127.0.0.1): no console error,
 # no failed or outside request, maths typeset, 0 axe-core (WCAG 2.1 A/AA) violations, every control of every explorer moves the picture
-# and readouts, latency measured; screenshots and results in build/site-e2e/.
+# and readouts, latency measured (alone, then the rest two at a time); screenshots and results in build/site-e2e/.
 # fonts-nanum: a Hangul font, so the Korean pages' screenshots are legible (readers have their own).
 # axe-core, the accessibility checker test-site runs on every page (WCAG 2.1 A and AA), pinned and
 # checked: the npm registry's tarball of this version, its SHA-256 below.
@@ -164,7 +164,8 @@ test-site: site $(AXE)
 		export DEBIAN_FRONTEND=noninteractive; PKGS="$$(test -x $(CHROMIUM) || echo chromium) fonts-nanum"; \
 		$$SUDO apt-get install -y $$PKGS || { $$SUDO apt-get update && $$SUDO apt-get install -y $$PKGS; }; }
 	@$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet $(PLAYWRIGHT)
-	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_site.py -v
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_site.py -v -k latency
+	E2E_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest e2e/test_site.py -v -n 2 --dist load -k "not latency"
 
 clean:
 	rm -rf $(VENV) $(COMPAT) build .pytest_cache .ruff_cache

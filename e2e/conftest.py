@@ -145,3 +145,37 @@ def pytest_terminal_summary(terminalreporter):
     OUT.mkdir(parents=True, exist_ok=True)
     summary = {name: {k: v for k, v in r.items() if k != "lines"} for name, r in RESULTS.items()}
     (OUT / "latency.json").write_text(json.dumps(summary, indent=2))
+
+
+SITE_OUT = REPO / "build" / "site-e2e"
+
+
+def pytest_sessionstart(session):
+    """The controller starts the workers' site results afresh (results-main.json, a run without
+    workers such as the latency test's, is kept to be merged)."""
+    if not hasattr(session.config, "workerinput"):
+        for old in SITE_OUT.glob("results-gw*.json"):
+            old.unlink()
+
+
+def pytest_sessionfinish(session):
+    """With several workers, the site test's measurements are merged into build/site-e2e/results.json
+    and printed here (each worker saved its own results-gwN.json)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    parts = sorted(SITE_OUT.glob("results-*.json"))
+    if not parts:
+        return
+    merged: dict[str, dict] = {}
+    for part in parts:
+        for key, values in json.loads(part.read_text(encoding="utf-8")).items():
+            merged.setdefault(key, {}).update(values)
+    (SITE_OUT / "results.json").write_text(json.dumps(merged, indent=1, ensure_ascii=False), encoding="utf-8")
+    if any(p.name.startswith("results-gw") for p in parts):
+        from e2e.test_site import summary
+
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("")
+            for line in summary(merged):
+                reporter.write_line(line)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import statistics
 import threading
@@ -32,8 +33,10 @@ from e2e.jupyter_server import REPO
 SITE = REPO / "build" / "site"
 OUT = REPO / "build" / "site-e2e"
 FIRST_LOAD_BUDGET = 3_000_000  # bytes a page may load before the reader touches a control
-LATENCY_BUDGET_MS = 16.0  # median, a control change to the new picture painted: one display frame at 60 Hz, 3x the
-# measured 5.3 ms; only a picture not decoded ahead (a real regression) crosses it, not a busy machine
+LATENCY_FRAMES = 1.5  # median latency, a control change to the new picture painted, in display frames measured
+# in the same page (16.7 ms at 60 Hz): a picture decoded ahead shows at the next frame (5.3 ms median on an idle
+# machine, 16 ms under a CI run beside it); only one not decoded ahead
+# (a real regression) crosses it, and a busy machine stretches the frame and the latency alike
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.glob("*/**/*.html")
                if "/_static/" not in p.as_posix()) if SITE.exists() else []  # _static: the theme's template files
 EXPLORER_PAGES = sorted({(lang, m.parent.name.rsplit("-", 1)[0])  # (language, notebook)
@@ -66,27 +69,37 @@ def site_url():
         thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def report(request):
-    yield
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+def summary(results: dict) -> list[str]:
+    """The lines the site test prints at the end: first loads, axe-core, latency."""
     lines = []
-    loads = RESULTS["first_load"]
+    loads = results.get("first_load", {})
     if loads:
         page, size = max(loads.items(), key=lambda kv: kv[1])
         lines.append(f"site: {len(loads)} pages; largest first load {size / 1e6:.2f} MB ({page})")
     for lang in ("en", "ko"):
-        axe = {p: n for p, n in RESULTS["axe"].items() if p.startswith(lang + "/")}
+        axe = {p: n for p, n in results.get("axe", {}).items() if p.startswith(lang + "/")}
         if axe:
             lines.append(f"site axe-core (WCAG 2.1 A/AA), {lang}: {sum(axe.values())} violating elements "
                          f"on {sum(n > 0 for n in axe.values())} of {len(axe)} pages")
-    for name, result in RESULTS["latency"].items():
+    for name, result in results.get("latency", {}).items():
         lines.append(f"site latency, {name}: median {result['median_ms']:.1f} ms over {result['changes']} changes "
-                     f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms)")
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print("\n" + "\n".join(lines))
+                     f"(p90 {result['p90_ms']:.1f} ms, max {result['max_ms']:.1f} ms; one display frame "
+                     f"{result['frame_ms']:.1f} ms)")
+    return lines
+
+
+@pytest.fixture(scope="session", autouse=True)
+def report(request):
+    """Each process saves what it measured (results-<xdist worker>.json); a run without workers
+    prints it, and e2e/conftest.py merges the workers' files when the run used several."""
+    yield
+    OUT.mkdir(parents=True, exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    (OUT / f"results-{worker or 'main'}.json").write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+    if worker is None:
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled():
+            print("\n" + "\n".join(summary(RESULTS)))
 
 
 class Watch:
@@ -404,6 +417,10 @@ def test_latency_one_display_frame(browser, site_url):
         page.wait_for_function("() => document.querySelector('.al-explorer').alExplorer.m !== undefined")
         page.keyboard.press("Home")
         page.wait_for_timeout(300)
+        frame_ms = page.evaluate("""() => new Promise(done => { const t = [];
+          const tick = (now) => { t.push(now); if (t.length < 61) requestAnimationFrame(tick);
+            else { const d = t.slice(1).map((x, i) => x - t[i]).sort((a, b) => a - b); done(d[30]); } };
+          requestAnimationFrame(tick); })""")  # the median interval between 60 frames
         page.evaluate("() => { window.alLatency.length = 0; }")
         for step in range(40):
             page.wait_for_function("""() => { const ex = document.querySelector('.al-explorer').alExplorer;
@@ -414,12 +431,13 @@ def test_latency_one_display_frame(browser, site_url):
         samples = page.evaluate("() => window.alLatency.slice()")
         ms = [s["ms"] for s in samples]
         result = {"median_ms": statistics.median(ms), "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms),
-                  "changes": len(ms), "preloaded": sum(s["preloaded"] for s in samples)}
+                  "changes": len(ms), "preloaded": sum(s["preloaded"] for s in samples), "frame_ms": frame_ms}
         RESULTS["latency"]["03 saturation explorer, d_k slider (en)"] = result
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / "latency.json").write_text(json.dumps(result, indent=1))
         assert result["preloaded"] == len(ms), "a step's picture was not decoded ahead"
-        assert result["median_ms"] <= LATENCY_BUDGET_MS, f"median {result['median_ms']:.1f} ms > {LATENCY_BUDGET_MS} ms"
+        bound = LATENCY_FRAMES * frame_ms
+        assert result["median_ms"] <= bound, f"median {result['median_ms']:.1f} ms > one display frame ({frame_ms:.1f} ms)"
         assert not watch.errors
     finally:
         context.close()
