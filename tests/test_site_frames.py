@@ -241,3 +241,27 @@ def test_the_contents_page_maps_the_course_with_progress(language):
     pages = re.findall(r'<li data-page="([^"]+)" data-total="(\d+)">', index)
     assert (f"{language}/05_masking", ) == tuple(p for p, _ in pages if p.endswith("05_masking"))
     assert len(pages) >= 12 and all(int(total) > 0 for _, total in pages)
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_figure_and_explorer_picture_has_alt_text_in_the_page_language(language):
+    """A figure's alt text is its cell's titles (or a pointer to the text around it), numbered on the
+    page, never a file name; an explorer's picture is described by the readouts of its position."""
+    from website.pages import figure_alt, figure_titles
+
+    assert figure_titles('ax.set_title("a"); fig.suptitle(f"b {x:.2f} c"); ax.set(title="d")') == ["a", "b … c", "d"]
+    assert figure_alt("plt.plot(x)", range(3, 5), language).startswith(f"{TEXT[language]['figure']} 3–4: ")
+    pictures = 0
+    for notebook in edition_notebooks(language):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        page = page_notebook(notebook, language, _fake_manifests(notebook, cells), None)
+        for cell in page["cells"]:
+            if any("image/png" in o.get("data", {}) and "text/html" not in o.get("data", {})
+                   for o in cell.get("outputs", [])):
+                alt = cell["metadata"]["mystnb"]["image"]["alt"]
+                assert alt.startswith(TEXT[language]["figure"] + " ") and ".png" not in alt
+                pictures += 1
+    assert pictures >= 40
+    manifest = {"key": "a/b", "size": [1, 1], "frames": ["f.webp"], "states": [[]], "state_ui": [[]], "ui": [],
+                "readout_names": ["entropy"], "readouts": [[[0, "0.261"]]], "controls": []}
+    assert f'alt="{TEXT[language]["picture_alt"]}: entropy 0.261"'.replace("'", "&#x27;") in explorer_html(manifest, language, "")

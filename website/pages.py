@@ -42,6 +42,8 @@ TEXT = {
                           "<code>SITE_REPOSITORY</code> and no GitHub remote), so it links to no Colab page "
                           "or clone address: clone the repository you got it from."),
         "repository_placeholder": "REPOSITORY-URL",
+        "figure": "Figure",
+        "figure_fallback": "drawn by the code above; the text around it says what it shows",
         "predict_label": "Your prediction",
         "predict_help": "Write what you expect before you see the output below; it stays in this browser only.",
         "predict_commit": "Commit, then show the output",
@@ -93,6 +95,8 @@ TEXT = {
                           "만들어져서 Colab 페이지나 clone 주소로 연결하지 않습니다. 이 사이트를 받은 저장소를 "
                           "clone합니다."),
         "repository_placeholder": "저장소-URL",
+        "figure": "그림",
+        "figure_fallback": "위 코드가 그린 그림이며, 무엇을 보여 주는지는 주변 글에 있습니다",
         "predict_label": "나의 예측",
         "predict_help": "아래 출력을 보기 전에 예상한 결과를 적습니다. 적은 내용은 이 브라우저에만 남습니다.",
         "predict_commit": "예측을 확정하고 출력 보기",
@@ -228,11 +232,17 @@ def explorer_html(manifest: dict, language: str, up: str) -> str:
         f'<div class="al-controls">{"".join(controls)}</div>'
         f'<div class="al-view"><div class="al-picture" style="max-width:{width}px">'
         f'<img src="{folder}/frames/{manifest["frames"][0]}" width="{width}" height="{height}" '
-        f'alt="{html.escape(t["picture_alt"])}"></div>'
+        f'alt="{html.escape(_describe(manifest, 0, t))}" data-alt="{html.escape(t["picture_alt"])}"></div>'
         f'<div class="al-readouts">{readouts}</div></div>'
         f'<p class="al-note">{html.escape(t["explorer_note"])}{_slider_note(manifest, language)}</p>'
         f"</div>"
     )
+
+
+def _describe(manifest: dict, n: int, t: dict) -> str:
+    """The picture's alt text at position n, as website/static/explorer.js writes it after a change."""
+    names = manifest["readout_names"]
+    return t["picture_alt"] + ": " + "; ".join(f"{names[k]} {text}" for k, text in manifest["readouts"][n])
 
 
 def _readouts_html(manifest: dict, n: int) -> str:
@@ -287,6 +297,43 @@ def unique_anchors(language: str) -> frozenset[str]:
         for anchor in set(ANCHOR.findall(text)):
             counts[anchor] = counts.get(anchor, 0) + 1
     return frozenset(a for a, n in counts.items() if n == 1)
+def figure_titles(source: str) -> list[str]:
+    """The titles a code cell gives its figures (set_title, suptitle, title=...), as written; an
+    f-string's fields read as "…"."""
+    import ast
+
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+
+    def text(node) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+        return None
+
+    titles = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in ("set_title", "suptitle", "title") and node.args and text(node.args[0]):
+            titles.append(text(node.args[0]))
+        titles += [text(k.value) for k in node.keywords if k.arg in ("title", "suptitle") and text(k.value)]
+    return [" ".join(t.split()) for t in dict.fromkeys(titles) if t.strip()]
+
+
+def figure_alt(source: str, numbers: range, language: str) -> str:
+    """Alt text for a cell's figures (numbered on the page): its titles, else a pointer to the text."""
+    t = TEXT[language]
+    label = f"{t['figure']} {numbers[0]}" + (f"–{numbers[-1]}" if len(numbers) > 1 else "")
+    titles = figure_titles(source)
+    return f"{label}: " + ("; ".join(titles[:4]) if titles else t["figure_fallback"])
+
+
 ANSWER_TAG = "answer"  # scripts/mark_answers.py tags every Predict's answer cells (JupyterLab folds them)
 PREDICT_MARKERS = {"en": "**Predict:**", "ko": "**예측해 보기:**"}  # as in scripts/mark_answers.py
 
@@ -331,6 +378,7 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
     up = "../" * page.count("/")
     cells = []
     exercise_note_done = False
+    figures = 0
     groups = predict_groups(nb["cells"], language)
     own_anchors = set(ANCHOR.findall("\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")))
     number_of = {predict: n for n, predict in enumerate(sorted(groups))}
@@ -347,6 +395,12 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
             cell["source"] = source = ANCHOR.sub(
                 lambda m: f"({m.group(1)})=\n" if m.group(1) in unique_anchors(language) else m.group(0), source)
         if cell["cell_type"] == "code":
+            images = sum("image/png" in o.get("data", {}) and WIDGET_VIEW not in o.get("data", {})
+                         for o in cell.get("outputs", []))
+            if images:  # myst-nb takes an image's alt text from the cell's metadata, for all its images
+                cell.setdefault("metadata", {}).setdefault("mystnb", {})["image"] = {
+                    "alt": figure_alt(source, range(figures + 1, figures + images + 1), language)}
+                figures += images
             if any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", [])):
                 key = f"{notebook.stem}/{cell.get('id')}"
                 if key not in manifests:

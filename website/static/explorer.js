@@ -30,7 +30,8 @@
     this.manifestUrl = new URL(root.getAttribute("data-manifest"), document.baseURI);
     this.picture = root.querySelector(".al-picture");
     this.readouts = root.querySelector(".al-readouts");
-    this.alt = root.querySelector(".al-picture img").getAttribute("alt");
+    var first = root.querySelector(".al-picture img");
+    this.alt = first.getAttribute("data-alt") || first.getAttribute("alt"); // the picture's kind; describe() adds the readouts
     this.state = 0;
     this.cache = new Map();
     this.ready = null;
@@ -162,6 +163,7 @@
     var preloaded = entry.decoded;
     var swap = function () {
       if (self.state !== n) return; // a later change won
+      entry.img.alt = self.describe(n);
       self.picture.replaceChildren(entry.img);
       self.root.classList.remove("al-loading");
       self.readouts.innerHTML = self.readoutTable(n);
@@ -187,6 +189,12 @@
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[ch];
     });
   }
+
+  /* The picture's alt text at position n: what it is, then the readouts drawn for that position. */
+  Explorer.prototype.describe = function (n) {
+    var names = this.m.readout_names;
+    return this.alt + ": " + this.m.readouts[n].map(function (r) { return names[r[0]] + " " + r[1]; }).join("; ");
+  };
 
   Explorer.prototype.readoutTable = function (n) {
     var names = this.m.readout_names;
