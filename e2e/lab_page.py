@@ -319,6 +319,8 @@ CELL_STATES_JS = """
     folded: Array.from(cell.querySelectorAll('.jp-OutputPlaceholder')).some(shown),
     text: outputs.filter(shown).map((o) => o.textContent).join('\\n'),
     pictures: outputs.filter(shown).reduce((n, o) => n + o.querySelectorAll('img').length, 0),
+    text_shown: Array.from(cell.querySelectorAll('.jp-MarkdownOutput')).some(shown),
+    text_folded: Array.from(cell.querySelectorAll('.jp-InputPlaceholder')).some(shown),
   };
 })
 """

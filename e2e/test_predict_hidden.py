@@ -1,10 +1,11 @@
 """A learner who opens a notebook does not see the answer to a Predict before predicting.
 
 Every Predict's answer cells (found by ``scripts/mark_answers.py``, the one rule the static site
-also uses) carry ``"jupyter": {"outputs_hidden": true}``. Here every chapter of both editions
+also uses) carry ``"jupyter": {"outputs_hidden": true}``, and the explanation right after them,
+which often opens with the verdict, ``"jupyter": {"source_hidden": true}``. Here every chapter of both editions
 is opened as ``make lab`` serves it (stock settings) and, for a few, as Jupyter Notebook 7
-serves it; for each Predict we look whether an output of its answer cells shows when the
-notebook opens (the goal: none), and print the count per notebook. Then, in one notebook per
+serves it; for each Predict we look whether an output of its answer cells, or the text of its
+folded explanation, shows when the notebook opens (the goal: none), and print the count per notebook. Then, in one notebook per
 app, the learner runs the first few answer cells one by one (Shift+Enter, after running the
 cells above them): each one's output must show, and its folded "…" bar must be gone; and a
 click on the next answer cell's bar unfolds its stored output without running it.
@@ -42,21 +43,30 @@ def root(lab_root) -> Path:
 
 def answers(root: Path, notebook: str):
     """(the served notebook, its Predicts -> the indices of their answer cells)."""
+    nb, predicts, _ = answers_and_explanations(root, notebook)
+    return nb, predicts
+
+
+def answers_and_explanations(root: Path, notebook: str):
+    """(the served notebook, its Predicts -> their answer cells' indices, -> their folded explanation's)."""
     nb = mark_answers.read(root / notebook)
     where = {cell.id: index for index, cell in enumerate(nb.cells)}
     plan = mark_answers.plan(nb, NOTEBOOKS / notebook)  # the rule reads the repository's path
-    return nb, {predict: [where[a] for a in ids] for predict, ids in plan.answers.items() if ids}
+    return (nb, {predict: [where[a] for a in ids] for predict, ids in plan.answers.items() if ids},
+            {predict: where[e] for predict, e in plan.explains.items()})
 
 
 def look(page, root: Path, notebook: str) -> dict:
     """In the open ``notebook``: how many Predicts show an answer, how many answer cells are folded."""
-    nb, predicts = answers(root, notebook)
+    nb, predicts, explanations = answers_and_explanations(root, notebook)
     answer_cells = sorted({i for indices in predicts.values() for i in indices})
-    lab_page.wait_cells(page, answer_cells[-1] + 1)  # up to the last answer cell
+    lab_page.wait_cells(page, max(answer_cells + list(explanations.values())) + 1)  # up to the last one
     states = lab_page.cell_states(page)
     return {
         "predicts": len(predicts),
-        "visible": sum(any(states[i]["output_shown"] for i in indices) for indices in predicts.values()),
+        "visible": sum(any(states[i]["output_shown"] for i in indices) or
+                       (p in explanations and not states[explanations[p]]["text_folded"])
+                       for p, indices in predicts.items()),
         "answer_cells": len(answer_cells),
         "folded": sum(states[i]["folded"] and not states[i]["output_shown"] for i in answer_cells),
         "stray": [i for i, state in enumerate(states) if state["folded"] and i not in answer_cells],

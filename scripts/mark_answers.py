@@ -11,7 +11,11 @@ stay stored (they are the textbook and nbval's oracle), so each answer cell carr
 
 The rule: a markdown cell that contains the marker is a Predict, and its answer cells are the
 code cells with a stored output that follow it up to the next markdown cell (the "explain"
-cell). ``OVERRIDES`` lists, per notebook, the Predicts the rule gets wrong. The Korean twins
+cell). The explain cell often opens with the verdict, so it is folded too: when it comes right
+after the answer cells and holds no heading and no other Predict, it carries the tag
+``answer-explanation`` and ``"jupyter": {"source_hidden": true}`` (JupyterLab folds the text to a
+"…" bar until the learner clicks it; the site shows it with the answer). An explain cell that
+holds a heading stays open: its first sentence must not give the verdict. ``OVERRIDES`` lists, per notebook, the Predicts the rule gets wrong. The Korean twins
 share the English cell ids, so one table serves both editions, and ``translations.py build``
 copies the English cells' metadata to the twins.
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 KOREAN = NOTEBOOKS / "ko"
 TAG = "answer"
+EXPLAIN_TAG = "answer-explanation"
 MARKERS = {"en": "**Predict:**", "ko": "**예측해 보기:**"}
 
 # Where the rule is wrong: notebook (file stem) -> {Predict cell id: [answer cell ids]}.
@@ -67,12 +73,24 @@ def has_output(cell) -> bool:
     return cell.cell_type == "code" and bool(cell.get("outputs"))
 
 
+def foldable_explanation(cell, marker: str) -> bool:
+    """A markdown cell that only explains: no heading, no Predict, no anchor to link to."""
+    text = cell.source
+    return (cell.cell_type == "markdown" and marker not in text and not re.search(r"^#", text, re.MULTILINE)
+            and "<a id=" not in text)
+
+
 @dataclass
 class Plan:
     """What a notebook's marks must be: each Predict's answer cells, and what is wrong."""
 
     answers: dict[str, list[str]] = field(default_factory=dict)  # Predict id -> answer ids
+    explains: dict[str, str] = field(default_factory=dict)  # Predict id -> its folded explain cell
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def explain_ids(self) -> set[str]:
+        return set(self.explains.values())
 
     @property
     def answer_ids(self) -> set[str]:
@@ -100,6 +118,13 @@ def plan(nb: nbformat.NotebookNode, path: Path) -> Plan:
         if not following:
             result.problems.append(f"Predict in cell {cell.id}: no code cell with an output before the "
                                    "next markdown cell; add its answer cells to OVERRIDES in scripts/mark_answers.py")
+    position = {cell.id: i for i, cell in enumerate(cells)}
+    for predict_id, answer_ids in result.answers.items():
+        if not answer_ids:
+            continue
+        after = max(position[a] for a in answer_ids) + 1
+        if after < len(cells) and foldable_explanation(cells[after], marker):
+            result.explains[predict_id] = cells[after].id
     for predict_id, answer_ids in overrides.items():
         if predict_id not in result.answers:
             result.problems.append(f"OVERRIDES names cell {predict_id}, which is not a Predict here")
@@ -132,6 +157,27 @@ def set_mark(cell, on: bool) -> bool:
     return cell.metadata != before
 
 
+def is_folded_explanation(cell) -> tuple[bool, bool]:
+    """(has the explanation tag, has its text hidden) for one cell."""
+    return EXPLAIN_TAG in cell.metadata.get("tags", []), bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
+def set_explanation_mark(cell, on: bool) -> bool:
+    """Fold (or unfold) one explain cell; True if its metadata changed."""
+    before = copy.deepcopy(cell.metadata)
+    tags = [t for t in cell.metadata.get("tags", []) if t != EXPLAIN_TAG]
+    jupyter = {k: v for k, v in cell.metadata.get("jupyter", {}).items() if k != "source_hidden"}
+    if on:
+        tags.append(EXPLAIN_TAG)
+        jupyter["source_hidden"] = True
+    for key, value in (("tags", tags), ("jupyter", jupyter)):
+        if value:
+            cell.metadata[key] = value
+        else:
+            cell.metadata.pop(key, None)
+    return cell.metadata != before
+
+
 def check(nb: nbformat.NotebookNode, path: Path) -> list[str]:
     """What is wrong with the marks of one notebook (an empty list: nothing)."""
     wanted = plan(nb, path)
@@ -145,6 +191,11 @@ def check(nb: nbformat.NotebookNode, path: Path) -> list[str]:
                 problems.append(f"answer cell {cell.id} is not marked (tag {TAG!r} and outputs_hidden)")
         elif tagged or hidden:
             problems.append(f"cell {cell.id} is marked as an answer but no Predict above it asks for it")
+        tagged, hidden = is_folded_explanation(cell)
+        if cell.id in wanted.explain_ids and not (tagged and hidden):
+            problems.append(f"explain cell {cell.id} is not folded (tag {EXPLAIN_TAG!r} and source_hidden)")
+        elif cell.id not in wanted.explain_ids and (tagged or hidden):
+            problems.append(f"cell {cell.id} is folded as an explanation but explains no Predict")
         if "collapsed" in cell.metadata:  # JupyterLab writes it beside outputs_hidden on save
             problems.append(f"cell {cell.id} has the old 'collapsed' key; outputs_hidden is the one mark")
     return problems
@@ -152,10 +203,11 @@ def check(nb: nbformat.NotebookNode, path: Path) -> list[str]:
 
 def mark(nb: nbformat.NotebookNode, path: Path) -> bool:
     """Bring the marks of ``nb`` in line with its plan; True if anything changed."""
-    answer_ids = plan(nb, path).answer_ids
+    wanted = plan(nb, path)
     changed = False
     for cell in nb.cells:
-        changed |= set_mark(cell, cell.id in answer_ids)
+        changed |= set_mark(cell, cell.id in wanted.answer_ids)
+        changed |= set_explanation_mark(cell, cell.id in wanted.explain_ids)
     return changed
 
 
@@ -175,7 +227,7 @@ def twin_problems(paths: list[Path]) -> list[str]:
         if edition(path) != "en" or not twin.exists():
             continue
         en, ko = plan(read(path), path), plan(read(twin), twin)
-        if en.answers != ko.answers:
+        if en.answers != ko.answers or en.explains != ko.explains:
             problems.append(f"{twin.relative_to(ROOT)}: Predicts or answer cells differ from the English "
                             f"({sorted(en.answers)} vs {sorted(ko.answers)})")
     return problems
@@ -188,18 +240,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or all_notebooks()
 
-    failed, predicts, answers = [], 0, 0
+    failed, predicts, answers, explains = [], 0, 0, 0
     for path in paths:
         nb = read(path)
         wanted = plan(nb, path)
         predicts += sum(1 for ids in wanted.answers.values() if ids)
         answers += len(wanted.answer_ids)
+        explains += len(wanted.explain_ids)
         if not args.check and not wanted.problems and mark(nb, path):
             write(nb, path)
             print(f"marked {path.relative_to(ROOT)}")
         failed += [f"{path.relative_to(ROOT)}: {p}" for p in check(nb, path)]
     failed += twin_problems(paths)
-    print(f"{predicts} Predicts with an answer, {answers} answer cells, in {len(paths)} notebooks")
+    print(f"{predicts} Predicts with an answer, {answers} answer cells, {explains} explanations folded, "
+          f"in {len(paths)} notebooks")
     if failed:
         print("\n".join(failed), file=sys.stderr)
         if args.check:

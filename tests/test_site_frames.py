@@ -206,7 +206,8 @@ def test_every_predict_on_the_site_hides_the_cells_scripts_mark_answers_marks(la
     forms = 0
     for notebook in edition_notebooks(language):
         nb = nbformat.read(notebook, as_version=4)
-        planned = {p: a for p, a in mark_answers.plan(nb, notebook).answers.items() if a}
+        wanted = mark_answers.plan(nb, notebook)
+        planned = {p: a + ([wanted.explains[p]] if p in wanted.explains else []) for p, a in wanted.answers.items() if a}
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         found = {cells[p]["id"]: [cells[a]["id"] for a in answers] for p, answers in predict_groups(cells, language).items()}
         assert found == planned, f"{notebook.name}: the site's Predicts differ from scripts/mark_answers.py's"
@@ -216,11 +217,14 @@ def test_every_predict_on_the_site_hides_the_cells_scripts_mark_answers_marks(la
             form = page["cells"][ids.index(predict) + 1]
             assert form["id"] == f"al-predict-{n}" and 'class="al-predict"' in form["source"]
             for answer in answers:
-                tags = page["cells"][ids.index(answer)]["metadata"]["tags"]
-                assert {"answer", "al-answer", f"al-answer-{n}"} <= set(tags)
+                cell = page["cells"][ids.index(answer)]
+                if cell["cell_type"] == "markdown":  # the explanation, in a block the page hides with the output
+                    assert cell["source"].startswith(f'<div class="al-explanation al-answer-{n}">')
+                else:
+                    assert {"answer", "al-answer", f"al-answer-{n}"} <= set(cell["metadata"]["tags"])
             forms += 1
         tagged = sum("al-answer" in c.get("metadata", {}).get("tags", []) for c in page["cells"])
-        assert tagged == sum(len(a) for a in found.values())
+        assert tagged == sum(len(a) for a in wanted.answers.values())
     assert forms >= 40, f"only {forms} Predicts with a form in the {language} edition"  # 50 today
 
 

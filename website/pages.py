@@ -335,19 +335,21 @@ def figure_alt(source: str, numbers: range, language: str) -> str:
 
 
 ANSWER_TAG = "answer"  # scripts/mark_answers.py tags every Predict's answer cells (JupyterLab folds them)
+EXPLAIN_TAG = "answer-explanation"  # and the explain cell right after them (JupyterLab folds its text)
 PREDICT_MARKERS = {"en": "**Predict:**", "ko": "**예측해 보기:**"}  # as in scripts/mark_answers.py
 
 
 def predict_groups(cells: list[dict], language: str) -> dict[int, list[int]]:
-    """Each Predict cell's index -> the indices of its answer cells: the cells tagged ``answer`` after
-    it and before the next Predict (the tags are scripts/mark_answers.py's, one source for both)."""
+    """Each Predict cell's index -> the indices of the cells that wait for the guess: those tagged
+    ``answer`` (code) or ``answer-explanation`` (the verdict's text) after it and before the next
+    Predict (the tags are scripts/mark_answers.py's, one source for JupyterLab and the site)."""
     groups: dict[int, list[int]] = {}
     current = None
     for i, cell in enumerate(cells):
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown" and PREDICT_MARKERS[language] in text:
             current = i
-        elif ANSWER_TAG in cell.get("metadata", {}).get("tags", []) and current is not None:
+        elif {ANSWER_TAG, EXPLAIN_TAG} & set(cell.get("metadata", {}).get("tags", [])) and current is not None:
             groups.setdefault(current, []).append(i)
     return groups
 
@@ -385,7 +387,10 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
     answer_of = {a: number_of[predict] for predict, answers in groups.items() for a in answers}
     for i, cell in enumerate(nb["cells"]):
         cell = copy.deepcopy(cell)
-        if i in answer_of:
+        if i in answer_of and cell["cell_type"] == "markdown":  # an explanation: a block the page can hide
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cell["source"] = (f'<div class="al-explanation al-answer-{answer_of[i]}">\n\n{source}\n\n</div>\n')
+        elif i in answer_of:
             cell.setdefault("metadata", {}).setdefault("tags", []).extend(["al-answer", f"al-answer-{answer_of[i]}"])
         source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown" and own_anchors:  # a link to an anchor of this page: plain HTML

@@ -1,9 +1,10 @@
 /* Attention Lab: Predict, then see, on the site; and the learner's progress, in this browser only.
  *
  * Under every Predict, website/pages.py puts a form (.al-predict); the cells that answer it carry
- * the class tag_al-answer-N (from the notebooks' "answer" tags, the ones JupyterLab folds). Their
- * output stays hidden until the learner commits a guess or chooses to skip; then it shows, with the
- * guess above it. Guesses are kept in localStorage under one key; the contents page counts them
+ * the class tag_al-answer-N (from the notebooks' "answer" tags, the ones JupyterLab folds), and the
+ * explanation after them sits in a div.al-explanation.al-answer-N. Their output and the explanation
+ * stay hidden until the learner commits a guess or chooses to skip; then they show, with the guess
+ * above the output. Guesses are kept in localStorage under one key; the contents page counts them
  * per notebook, and a button forgets them. Nothing is sent anywhere.
  *
  * Loaded in <head> without defer, so the "al-js" class hides the answers before the first paint;
@@ -32,8 +33,9 @@
     }
   }
 
-  function answerCells(form) {
-    return document.querySelectorAll(".tag_al-answer-" + form.getAttribute("data-number"));
+  function answerCells(form) {  // its code cells, then the explanation after them (a div the page wraps it in)
+    var n = form.getAttribute("data-number");
+    return document.querySelectorAll(".tag_al-answer-" + n + ", .al-explanation.al-answer-" + n);
   }
 
   function reveal(form, entry) {
@@ -74,6 +76,7 @@
   function setUpForms(data) {
     document.querySelectorAll("form.al-predict").forEach(function (form) {
       answerCells(form).forEach(function (cell) {
+        if (cell.classList.contains("al-explanation")) return;  // hidden whole, no note needed
         var hidden = document.createElement("p");
         hidden.className = "al-hidden-note";
         hidden.textContent = form.getAttribute("data-hidden");
