@@ -1,7 +1,9 @@
 """How long a notebook takes: the core path and the optional deep dives, estimated one way for all.
 
 The estimate counts what a learner does, at fixed rates (the same for every notebook). The
-learner we write for knows some Python and school maths and reads every line: the maths is
+learner we write for (00_start_here, "Who it is for") knows Python, NumPy and a little PyTorch,
+and the maths of a first course (matrix products and transposes, derivatives and the chain rule,
+mean and variance), and reads every line: the maths is
 dense and the code is meant to be run, read and changed. The rates are set for that learner,
 and checked against three expert reads of the whole series, who put the core paths of 01, 02,
 04 and 05 at 43-47 minutes and of 06-09 at 49-75, where the old rates (180 words a minute, 4 s a
@@ -13,7 +15,7 @@ line, 4 minutes for any exercise) said 38-40:
 - runs and looks at each code cell: 20 seconds, plus 8 seconds per line of code (comments and
   blank lines not counted), plus 20 seconds per figure it draws: a line of tensor code is
   read for its shapes, and its output compared with what the text says;
-- stops to think at each **Predict:** prompt: 1 minute;
+- stops to think at each **Predict:** prompt (a paragraph that starts with it): 1 minute;
 - plays with each live explorer: 2 minutes;
 - answers each checked exercise by its kind (the table EXERCISE_KIND, one entry per exercise):
   - "value", 3 minutes: a number, shape or choice worked by hand or with one short expression;
@@ -143,7 +145,8 @@ def cell_minutes(cell) -> float:
     """What one cell costs a learner, in minutes."""
     if cell.cell_type == "markdown":
         words = len(cell.source.split())
-        return words / WORDS_PER_MINUTE + PREDICT_MINUTES * cell.source.count("**Predict:**")
+        predicts = len(re.findall(r"^\*\*Predict:\*\*", cell.source, re.MULTILINE))  # a prompt, not a mention
+        return words / WORDS_PER_MINUTE + PREDICT_MINUTES * predicts
     if cell.cell_type != "code":
         return 0.0
     lines = [line for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#")]
