@@ -234,7 +234,8 @@ for _mask in ("causal", "prefix"):
 def _heads() -> dict[str, list[int]]:
     """Notebook 11, section 8: the causal model's looking heads (its colour word puts over half of its image
     attention on the target), its layer-1 head that reads the colour word from "writes x", and the prefix-LM
-    model's reading heads (the target's patch puts over half of its weight on the colour word)."""
+    model's reading heads (the target's patch puts over half of its weight on the colour word). Section 9
+    picks the causal and prefix-LM heads again, on its own scenes and from the raw weights: the same heads."""
     from helpers.vla import (
         colour_word_position,
         encode_batch,
@@ -303,7 +304,7 @@ def _one_look(trial):
 
 
 def _prefix_trial(trial):
-    from helpers.vla import VLAConfig, attention_knocked_out, colour_word_position, heads_replaced
+    from helpers.vla import VLAConfig, attention_knocked_out, colour_word_position
 
     readers, config, scenes = _heads()["readers"], VLAConfig(), _scenes("ablation scenes")
     patches, every = list(range(config.n_patches)), range(config.num_heads)
@@ -311,13 +312,8 @@ def _prefix_trial(trial):
     return _intervened("prefix", {
         "forbid every patch to read the colour word": lambda net: attention_knocked_out(net, 0, every, patches, colour_words),
         "forbid it in the reading heads only": lambda net: attention_knocked_out(net, 0, readers, patches, colour_words),
-        "zero the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, positions=patches),
-        "mean-ablate the reading heads at the patches only": lambda net: heads_replaced(net, 0, readers, _means("prefix"),
-                                                                                      positions=patches),
-        "forbid every patch to read the colour word in layer 1": lambda net: attention_knocked_out(net, 1, every, patches,
-                                                                                                  colour_words),
-        "zero every layer-1 head at the query that writes x": lambda net: heads_replaced(
-            net, 1, list(every), positions=[config.n_patches + 2]),
+        "forbid every patch to read the verb (control)": lambda net: attention_knocked_out(net, 0, every, patches,
+                                                                                          colour_words - 1),
     }[trial])
 
 
@@ -337,8 +333,7 @@ for _trial in ("zero the looking heads at the colour word only", "zero the looki
     SECTION_9.append(f"11: causal, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _one_look(trial)
 for _trial in ("forbid every patch to read the colour word", "forbid it in the reading heads only",
-               "zero the reading heads at the patches only", "mean-ablate the reading heads at the patches only",
-               "forbid every patch to read the colour word in layer 1", "zero every layer-1 head at the query that writes x"):
+               "forbid every patch to read the verb (control)"):
     SECTION_9.append(f"11: prefix, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _prefix_trial(trial)
 for _name in list(SECTION_9):
