@@ -22,6 +22,8 @@ CHUNKS = [[1, 3, 2], [5, 0], [4, 6]]
 # scores, exponentials, weights) plus the output; without it, three. The checker accepts 2 %.
 PEAK_MIB = 4 * 4 * 1536 * 1536 * 4 / 2**20 + 4 * 1536 * 64 * 4 / 2**20
 NO_MASK_MIB = 3 * 4 * 1536 * 1536 * 4 / 2**20 + 4 * 1536 * 64 * 4 / 2**20
+NO_MAX = sum(math.exp(s) for chunk in CHUNKS for s in chunk)  # 09.5 without subtracting a maximum: 637.6
+MAX_NEVER_MOVED = sum(math.exp(s - 3) for chunk in CHUNKS for s in chunk)  # row_max stuck at the first chunk's: 31.75
 RIGHT = {
     "09.1": PEAK_MIB,
     "09.2": 40 * 3000**2 * 2 / 2**20,
@@ -35,7 +37,7 @@ WRONG = {
              549.3, 17.17, 1373.3],
     "09.3": [18, 35, 25, 16, 819_200, 4096 * 819_200, 713, 27, 22, 524_288],
     "09.4": [25_204, 73_211, 4096, 100_000],
-    "09.5": [online(CHUNKS, rescale=False), online(CHUNKS[:2]), 1.0, 1.58, 1.581],
+    "09.5": [online(CHUNKS, rescale=False), online(CHUNKS[:2]), 1.0, 1.58, 1.581, NO_MAX, MAX_NEVER_MOVED],
 }
 HINTS = {("09.1", PEAK_MIB / 4): "one sequence", ("09.1", PEAK_MIB * 2**20): "bytes", ("09.1", 36): "several n × n",
          ("09.1", NO_MASK_MIB): "without the mask",
@@ -47,7 +49,8 @@ HINTS = {("09.1", PEAK_MIB / 4): "one sequence", ("09.1", PEAK_MIB * 2**20): "by
          ("09.3", 27): "Llama 2-7B", ("09.3", 22): "Llama 2-7B",
          ("09.4", 25_204): "7B", ("09.4", 73_211): "70%",
          ("09.5", 1.58): "decimals", ("09.5", 1.581): "decimals",
-         ("09.5", online(CHUNKS, rescale=False)): "rescaled", ("09.5", online(CHUNKS[:2])): "third chunk"}
+         ("09.5", online(CHUNKS, rescale=False)): "rescaled", ("09.5", online(CHUNKS[:2])): "third chunk",
+         ("09.5", NO_MAX): "subtract the running maximum", ("09.5", MAX_NEVER_MOVED): "must move"}
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(
     RIGHT, WRONG

@@ -144,6 +144,10 @@ def _online_softmax(answer):
     value = number(answer)
     if math.isclose(value, _online(rescale=False), rel_tol=1e-4):
         return "what was summed against an old maximum must be rescaled by exp(old - new) whenever the maximum grows."
+    if math.isclose(value, sum(math.exp(s) for chunk in CHUNKS for s in chunk), rel_tol=1e-4):
+        return "subtract the running maximum before exponentiating: each term is exp(s - row_max)."
+    if math.isclose(value, sum(math.exp(s - max(CHUNKS[0])) for chunk in CHUNKS for s in chunk), rel_tol=1e-4):
+        return "row_max must move to the new maximum when a chunk brings one."
     if math.isclose(value, _online(rescale=True, chunks=CHUNKS[:2]), rel_tol=1e-4):
         return "that is denom after the second chunk; the third chunk brings a new maximum too."
     want = _online(rescale=True)
