@@ -165,7 +165,7 @@ RIGHT = {
     "05.3": [{"B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"e": (4, 3, 2, 1, 0), "b": torch.tensor([0, 1])},
              {"A": [], "B": [0, 1], "C": [], "E": [0, 1, 2, 3, 4]}],
     "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).numpy()],
-    "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows()],
+    "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows(), {6, 7, 8, 9}, range(6, 10)],
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
@@ -182,7 +182,8 @@ WRONG = {
              mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3),
              lambda tokens, h: mha_attn_mask(tokens, h).float(), lambda tokens, h: (~mha_attn_mask(tokens, h)).float(),
              lambda tokens, h: mha_attn_mask(tokens, h).int(), lambda tokens, h: additive(~mha_attn_mask(tokens, h))],
-    "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9]],
+    "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9], {6, 7, 8},
+             torch.arange(10) >= 6, [6.0, 7.0, 8.0, 9.0], "6, 7, 8, 9"],
 }
 LEAKS = ["True, True", "[0, 1", "'B'", "'E'", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
 
@@ -228,6 +229,9 @@ def test_specific_hints():
     assert "additive float mask" in evaluate("05.2", lambda lengths, n: additive(prefix_lm_mask(lengths, n)))[1]
     assert "True = blocked" in evaluate("05.4", lambda t, h: additive(~mha_attn_mask(t, h)))[1]
     assert "off by one" in evaluate("05.5", [5, 6, 7, 8, 9])[1]
+    assert "not one True/False per row" in evaluate("05.5", torch.arange(10) >= 6)[1]  # flags, as ~mask.any(-1) gives
+    for not_indices in ("6, 7, 8, 9", [6.0, 7.0, 8.0, 9.0]):
+        assert "whole numbers" in evaluate("05.5", not_indices)[1]
 
 
 def test_the_notebook_leak_answer_is_what_autograd_says():
