@@ -45,6 +45,10 @@ def attend_added_mask_empty_zeroed(q, k, v, allowed):  # the same trap, empty ro
     return attend_added_mask(q, k, v, allowed) * allowed.any(-1, keepdim=True)
 
 
+def attend_zeroed_after_softmax(q, k, v, allowed):  # blocks the weights, not the scores: rows no longer sum to 1
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) * allowed @ v
+
+
 def attend_indexing_empty_rows(q, k, v, allowed):  # right for a full-shape mask, IndexError for a (B, 1, n_k) one
     scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
     w = torch.softmax(scores, dim=-1)
@@ -169,7 +173,7 @@ RIGHT = {
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
-             attend_added_mask, attend_added_mask_empty_zeroed, attend_indexing_empty_rows, attend_sdpa,
+             attend_added_mask, attend_added_mask_empty_zeroed, attend_indexing_empty_rows, attend_sdpa, attend_zeroed_after_softmax,
              attend_with_helpers, lambda q, k, v, allowed: None, torch.ones(3)],
     "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
              prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask",
@@ -206,6 +210,7 @@ def test_specific_hints():
     assert "adds the mask" in evaluate("05.1", attend_added_mask)[1]
     assert "adds the mask" in evaluate("05.1", attend_added_mask_empty_zeroed)[1]
     assert "broadcasts" in evaluate("05.1", attend_indexing_empty_rows)[1]
+    assert "before it" in evaluate("05.1", attend_zeroed_after_softmax)[1]
     for fused in (attend_sdpa, attend_with_helpers):
         assert "without helpers" in evaluate("05.1", fused)[1]
     for not_leaking in ({"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]}, {"A": [5], "B": [0, 1], "E": [0, 1, 2, 3, 4]},

@@ -91,6 +91,9 @@ def _attend_with_mask(answer) -> bool | str:
         if torch.allclose(got[~empty], added[~empty], atol=1e-8):
             return ("your function adds the mask to the scores as 0/1 numbers, so a blocked key keeps much of its weight "
                     "(the 0/1 float trap of this notebook): set the blocked scores to -inf instead.")
+        zeroed_after = (torch.softmax(scores, dim=-1) * allowed) @ v  # blocked after the softmax: rows no longer sum to 1
+        if torch.allclose(got[~empty], zeroed_after[~empty], atol=1e-8):
+            return "blocking after the softmax leaves rows that no longer sum to 1: block the scores before it."
         both = ~empty & (~allowed).any(-1)  # rows that see something under the mask and under its inverse
         if torch.allclose(got[both], _reference_attention(q, k, v, ~allowed)[both], atol=1e-8):
             return "True in the mask means *may attend*: you blocked the allowed keys and kept the others."
