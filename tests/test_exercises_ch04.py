@@ -55,6 +55,31 @@ def dot_t_on_a_batch(x, memory, W_q, W_k, W_v):  # right for 2-D inputs; .T on a
     return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v
 
 
+def values_from_x(x, memory, W_q, W_k, W_v):  # the right layout; fails on the shapes because n_q ≠ n_k
+    q, k, v = x @ W_q.T, memory @ W_k.T, x @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-1) @ v
+
+
+def keys_from_x(x, memory, W_q, W_k, W_v):  # the right layout; fails on the shapes because n_q ≠ n_k
+    q, k, v = x @ W_q.T, x @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-1) @ v
+
+
+def output_and_weights(x, memory, W_q, W_k, W_v):  # cell 5's attention returns (output, weights)
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), dim=-1)
+    return weights @ v, weights
+
+
+def scaled_by_d_model(x, memory, W_q, W_k, W_v):
+    q, k, v = x @ W_q.T, memory @ W_k.T, memory @ W_v.T
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1) @ v
+
+
+def misspelt(x, memory, W_q, W_k, W_v):  # not a shape bug at all
+    return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v  # noqa: F821
+
+
 def unfinished(x, memory, W_q, W_k, W_v):
     return None
 
@@ -84,7 +109,8 @@ RIGHT = {
 WRONG = {
     "04.1": [(3, 5, 5), (3, 5, 2), (3, 5, 16), (5, 6), "abc", "356", (3, 5, 6.5), (3.0, 5.0, 6.0)],
     "04.2": [unscaled, softmax_over_queries, self_attention_on_x, formula_layout, queries_from_memory,
-             scaled_by_d_v, dot_t_on_a_batch, unfinished, 3],
+             scaled_by_d_v, dot_t_on_a_batch, unfinished, 3, values_from_x, keys_from_x, output_and_weights,
+             scaled_by_d_model, misspelt],
     "04.3": [768 * 64, 512 * 64, 3 * 768 * 64, 3 * 512 * 64, 768 * 64 + 2 * 512 * 64, 3 * 768 * 768, "many"],
     "04.4": [HAND["W_q"], BOTH, LIVING_ROW_TOO, AGENT_SEEKING.T, torch.zeros(8, 4), torch.zeros(3)],
     "04.5": [{"A"}, {"A", "C", "D"}, {"A", "B", "D"}, {"A", "D", "E"}, {"F"}, "AD", 7],
@@ -110,6 +136,13 @@ def test_specific_hints():
     assert "(B, n_q, d_v)" in evaluate("04.2", queries_from_memory)[1]
     assert "not d_v" in evaluate("04.2", scaled_by_d_v)[1]
     assert "transpose(-2, -1)" in evaluate("04.2", dot_t_on_a_batch)[1]
+    assert "values from memory" in evaluate("04.2", values_from_x)[1]  # a crash, but not a wrong layout
+    assert "keys from memory" in evaluate("04.2", keys_from_x)[1]
+    for right_layout in (values_from_x, keys_from_x, misspelt):
+        assert "x @ W_q does not fit" not in evaluate("04.2", right_layout)[1]
+    assert "not a tuple" in evaluate("04.2", output_and_weights)[1]
+    assert "d_model" in evaluate("04.2", scaled_by_d_model)[1]
+    assert "NameError" in evaluate("04.2", misspelt)[1] and "fix that line" in evaluate("04.2", misspelt)[1]
     for not_a_tuple_of_ints in ("356", (3, 5, 6.5)):
         assert "tuple of whole numbers" in evaluate("04.1", not_a_tuple_of_ints)[1]
     assert "three" in evaluate("04.3", 768 * 64)[1] and "three" in evaluate("04.3", 512 * 64)[1]

@@ -45,6 +45,10 @@ def attend_added_mask_empty_zeroed(q, k, v, allowed):  # the same trap, empty ro
     return attend_added_mask(q, k, v, allowed) * allowed.any(-1, keepdim=True)
 
 
+def attend_zeroed_after_softmax(q, k, v, allowed):  # blocks the weights, not the scores: rows no longer sum to 1
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) * allowed @ v
+
+
 def attend_indexing_empty_rows(q, k, v, allowed):  # right for a full-shape mask, IndexError for a (B, 1, n_k) one
     scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
     w = torch.softmax(scores, dim=-1)
@@ -165,11 +169,11 @@ RIGHT = {
     "05.3": [{"B": [0, 1], "E": [0, 1, 2, 3, 4]}, {"e": (4, 3, 2, 1, 0), "b": torch.tensor([0, 1])},
              {"A": [], "B": [0, 1], "C": [], "E": [0, 1, 2, 3, 4]}],
     "05.4": [mha_attn_mask, mha_attn_mask_expand, lambda tokens, h: mha_attn_mask(tokens, h).numpy()],
-    "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows()],
+    "05.5": [[6, 7, 8, 9], (9, 8, 7, 6), torch.tensor([6, 7, 8, 9]), window_empty_rows(), {6, 7, 8, 9}, range(6, 10)],
 }
 WRONG = {
     "05.1": [attend_nan, attend_large_negative, attend_inverted, attend_unscaled, attend_tuple,
-             attend_added_mask, attend_added_mask_empty_zeroed, attend_indexing_empty_rows, attend_sdpa,
+             attend_added_mask, attend_added_mask_empty_zeroed, attend_indexing_empty_rows, attend_sdpa, attend_zeroed_after_softmax,
              attend_with_helpers, lambda q, k, v, allowed: None, torch.ones(3)],
     "05.2": [prefix_no_head_axis, prefix_causal_only, prefix_rows_see_everything, prefix_off_by_one,
              prefix_transposed, prefix_inverted, lambda lengths, n: None, "mask",
@@ -182,7 +186,8 @@ WRONG = {
              mha_pad_queries, mha_past_blocked, lambda tokens, h: None, torch.ones(2, 3),
              lambda tokens, h: mha_attn_mask(tokens, h).float(), lambda tokens, h: (~mha_attn_mask(tokens, h)).float(),
              lambda tokens, h: mha_attn_mask(tokens, h).int(), lambda tokens, h: additive(~mha_attn_mask(tokens, h))],
-    "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9]],
+    "05.5": [[], [0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9], [7, 8, 9], [0, 1, 2], [9], {6, 7, 8},
+             torch.arange(10) >= 6, [6.0, 7.0, 8.0, 9.0], "6, 7, 8, 9"],
 }
 LEAKS = ["True, True", "[0, 1", "'B'", "'E'", "nan_to_num", "tril", "[6, 7", "repeat_interleave"]  # parts of the right answers
 
@@ -205,6 +210,7 @@ def test_specific_hints():
     assert "adds the mask" in evaluate("05.1", attend_added_mask)[1]
     assert "adds the mask" in evaluate("05.1", attend_added_mask_empty_zeroed)[1]
     assert "broadcasts" in evaluate("05.1", attend_indexing_empty_rows)[1]
+    assert "before it" in evaluate("05.1", attend_zeroed_after_softmax)[1]
     for fused in (attend_sdpa, attend_with_helpers):
         assert "without helpers" in evaluate("05.1", fused)[1]
     for not_leaking in ({"B": [0, 1], "C": [0], "E": [0, 1, 2, 3, 4]}, {"A": [5], "B": [0, 1], "E": [0, 1, 2, 3, 4]},
@@ -228,6 +234,9 @@ def test_specific_hints():
     assert "additive float mask" in evaluate("05.2", lambda lengths, n: additive(prefix_lm_mask(lengths, n)))[1]
     assert "True = blocked" in evaluate("05.4", lambda t, h: additive(~mha_attn_mask(t, h)))[1]
     assert "off by one" in evaluate("05.5", [5, 6, 7, 8, 9])[1]
+    assert "not one True/False per row" in evaluate("05.5", torch.arange(10) >= 6)[1]  # flags, as ~mask.any(-1) gives
+    for not_indices in ("6, 7, 8, 9", [6.0, 7.0, 8.0, 9.0]):
+        assert "whole numbers" in evaluate("05.5", not_indices)[1]
 
 
 def test_the_notebook_leak_answer_is_what_autograd_says():

@@ -57,6 +57,14 @@ def attention_no_mask(x, w_qkv, w_o, num_heads):
     return attention(x, w_qkv, w_o, num_heads, causal=False)
 
 
+def attention_added_float_mask(x, w_qkv, w_o, num_heads):  # the 0/1 float trap: the causal mask added
+    B, n, d_model = x.shape
+    d_k = d_model // num_heads
+    q, k, v = (t.view(B, n, num_heads, d_k).transpose(1, 2) for t in (x @ w_qkv).split(d_model, dim=-1))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k) + torch.ones(n, n, dtype=x.dtype).tril()
+    return (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, n, d_model) @ w_o
+
+
 def attention_view_bug(x, w_qkv, w_o, num_heads):
     return attention(x, w_qkv, w_o, num_heads, transpose=False)
 
@@ -97,9 +105,10 @@ RIGHT = {"06.1": 4 * 1024 * 4096, "06.2": (2, 8, 10, 7), "06.3": attention_right
 WRONG = {
     "06.1": [4 * 1024**2, 4 * 4096**2, 4 * 1024 * 128, 3 * 1024 * 4096, 4 * 1024 * 4096 + 3 * 4096 + 1024,
              4 * 1024**2 + 4 * 1024, 2.5],
-    "06.2": [(2, 10, 7), (2, 8, 7, 10), (2, 8, 10, 64), (8, 10, 7), (2, 10, 8, 7)],
+    "06.2": [(2, 10, 7), (2, 8, 7, 10), (2, 8, 10, 64), (8, 10, 7), (2, 10, 8, 7), (2, 8, 10, 10), (2, 8, 10, 7.9),
+             (2.0, 8.0, 10.0, 7.0), "28107"],
     "06.3": [attention_sqrt_d_model, attention_unscaled, attention_no_mask, attention_view_bug,
-             attention_view_split_only, attention_view_merge_only, attention_with_weights, lambda x, w_qkv, w_o, h: x, lambda x, w_qkv, w_o, h: None, 3],
+             attention_view_split_only, attention_view_merge_only, attention_with_weights, attention_added_float_mask, lambda x, w_qkv, w_o, h: x, lambda x, w_qkv, w_o, h: None, 3],
     "06.4": [2 * 32 * 128, 8 * 128, 2 * 8 * 4096, 2 * 8 * 128 * 32, 2 * 8 * 128 * 2, 2 * 8 * 128 * 32 * 2],
     "06.5": [repeat_kv_tiled, repeat_kv_wrong_axis, repeat_kv_reversed_tokens, lambda k, n_rep: k,
              lambda k, n_rep: k.view(k.shape[0], -1, k.shape[-1]), 2],
@@ -119,6 +128,10 @@ SPECIFIC = {  # wrong answer -> words its hint must contain
     ("06.3", attention_unscaled): "not scaled",
     ("06.3", attention_no_mask): "after it",
     ("06.2", (2, 10, 8, 7)): "before the transpose",
+    ("06.2", (2, 8, 10, 10)): "n_k need not equal n_q",
+    ("06.2", (2, 8, 10, 7.9)): "whole numbers",
+    ("06.2", "28107"): "whole numbers",
+    ("06.3", attention_added_float_mask): "blocks nothing",
     ("06.3", attention_view_bug): "classic bug",
     ("06.3", attention_view_split_only): "classic bug",
     ("06.3", attention_view_merge_only): "in the merge",

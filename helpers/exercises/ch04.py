@@ -32,12 +32,14 @@ def _output_shape(answer) -> bool | str:
     return shape == (3, 5, 6)
 
 
-def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, by_d_v=False, dim=-1, keys_from=None):
+def _cross_attention(x, memory, W_q, W_k, W_v, *, scale=True, by_d_v=False, by_d_model=False, dim=-1,
+                     keys_from=None, values_from=None):
     """The reference: queries from x (B, n_q, d_model), keys and values from memory (B, n_k, d_model),
     weights in nn.Linear's (out, in) layout. The keywords build the mistakes the hints name."""
-    source = memory if keys_from is None else keys_from
-    q, k, v = x @ W_q.T, source @ W_k.T, source @ W_v.T  # (B, n_q, d_k), (B, n_k, d_k), (B, n_k, d_v)
-    width = v.shape[-1] if by_d_v else k.shape[-1]
+    keys = memory if keys_from is None else keys_from
+    values = keys if values_from is None else values_from
+    q, k, v = x @ W_q.T, keys @ W_k.T, values @ W_v.T  # (B, n_q, d_k), (B, n_k, d_k), (B, n_k, d_v)
+    width = v.shape[-1] if by_d_v else x.shape[-1] if by_d_model else k.shape[-1]
     scores = q @ k.transpose(-2, -1) / (math.sqrt(width) if scale else 1.0)  # (B, n_q, n_k)
     return torch.softmax(scores, dim=dim) @ v  # (B, n_q, d_v)
 
@@ -69,7 +71,11 @@ def _cross_attend(answer) -> bool | str:
             if _right_without_batch(answer, x, memory, W_q, W_k, W_v):
                 return (f"your function raised {type(err).__name__} for {shapes}, yet it works on one sequence without "
                         "the batch axis: on a batch, transpose only the last two axes (k.transpose(-2, -1)); .T reverses them all.")
-            return f"your function raised {type(err).__name__} for {shapes}: the weights are stored (out, in), so x @ W_q does not fit; check each product's shapes."
+            if _matches(answer, (x, memory, W_q.T, W_k.T, W_v.T), _cross_attention(x, memory, W_q, W_k, W_v)):
+                return f"your function raised {type(err).__name__} for {shapes}: the weights are stored (out, in), so x @ W_q does not fit; check each product's shapes."
+            return _crash_hint(answer, err, shapes, x, W_q, W_k, W_v)
+        if isinstance(got, tuple | list):
+            return "return only the output tensor, not a tuple."
         if got is None:
             return "cross_attend returns None: finish the function and return the output."
         got = torch.as_tensor(got, dtype=torch.float64)
@@ -85,12 +91,44 @@ def _cross_attend(answer) -> bool | str:
             return "close: the scores need dividing by √d_k."
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, by_d_v=True), atol=1e-6):
             return "the scale uses the wrong width: the scores are dot products of queries and keys, whose width is d_k, not d_v."
+        if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, by_d_model=True), atol=1e-6):
+            return "the scale uses the tokens' width d_model; the scores are dot products of d_k-wide queries and keys."
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, dim=-2), atol=1e-6):
             return "the softmax runs over the wrong dimension: each query's row must sum to 1 over the keys (dim=-1)."
         if torch.allclose(got, _cross_attention(x, memory, W_q, W_k, W_v, keys_from=x), atol=1e-6):
             return "that is self-attention on x: in cross-attention the keys and values come from memory, the encoder's tokens."
         return False
     return True
+
+
+def _matches(answer, args, want) -> bool:
+    """True if answer(*args) runs and returns `want` (a tuple or an error is a mismatch)."""
+    try:
+        got = answer(*(a.clone() for a in args))
+        got = torch.as_tensor(got, dtype=torch.float64)
+        return got.shape == want.shape and torch.allclose(got, want, atol=1e-6)
+    except Exception:
+        return False
+
+
+def _crash_hint(answer, err, shapes, x, W_q, W_k, W_v) -> str:
+    """The hint for an answer that raised: rerun it with as many memory tokens as queries (n_k = n_q),
+    where taking keys or values from x no longer fails on the shapes, and name the source it mixed up."""
+    square = torch.randn(x.shape, generator=torch.Generator().manual_seed(7), dtype=x.dtype)  # memory with n_k = n_q
+    name = type(err).__name__
+    if _matches(answer, (x, square, W_q, W_k, W_v), _cross_attention(x, square, W_q, W_k, W_v, values_from=x)):
+        return (f"your function raised {name} for {shapes}: the values come from x, but the weights run over "
+                "memory's tokens, one per value: take the values from memory, as the keys.")
+    if _matches(answer, (x, square, W_q, W_k, W_v), _cross_attention(x, square, W_q, W_k, W_v, keys_from=x, values_from=square)):
+        return (f"your function raised {name} for {shapes}: the keys come from x, so each query meets the other "
+                "queries; in cross-attention it meets memory's tokens: take the keys from memory, as the values.")
+    if _matches(answer, (x, square, W_q, W_k, W_v), _cross_attention(x, square, W_q, W_k, W_v)):
+        return (f"your function raised {name} for {shapes}, yet it is right when memory has as many tokens as x: "
+                "somewhere it uses n_q where memory's n_k belongs.")
+    if not isinstance(err, RuntimeError):  # torch reports mismatched shapes as RuntimeError; this is another bug
+        return f"your function raised {name} ({err}) for {shapes}: fix that line first."
+    return (f"your function raised {name} for {shapes}: check each product's shapes. Queries come from x (n_q rows), "
+            "keys and values from memory (n_k rows), and the weights are stored (out, in).")
 
 
 def _right_without_batch(answer, x, memory, W_q, W_k, W_v) -> bool:

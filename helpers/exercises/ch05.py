@@ -91,6 +91,9 @@ def _attend_with_mask(answer) -> bool | str:
         if torch.allclose(got[~empty], added[~empty], atol=1e-8):
             return ("your function adds the mask to the scores as 0/1 numbers, so a blocked key keeps much of its weight "
                     "(the 0/1 float trap of this notebook): set the blocked scores to -inf instead.")
+        zeroed_after = (torch.softmax(scores, dim=-1) * allowed) @ v  # blocked after the softmax: rows no longer sum to 1
+        if torch.allclose(got[~empty], zeroed_after[~empty], atol=1e-8):
+            return "blocking after the softmax leaves rows that no longer sum to 1: block the scores before it."
         both = ~empty & (~allowed).any(-1)  # rows that see something under the mask and under its inverse
         if torch.allclose(got[both], _reference_attention(q, k, v, ~allowed)[both], atol=1e-8):
             return "True in the mask means *may attend*: you blocked the allowed keys and kept the others."
@@ -259,7 +262,16 @@ def _mha_attn_mask(answer) -> bool | str:
 
 @exercise("05.5", hint="write out the allowed keys of each query: inside its window (itself and the w − 1 before it) and a real token. A row is fully masked when that set is empty.")
 def _empty_rows(answer) -> bool | str:
-    rows = sorted(int(r) for r in np.asarray(answer).reshape(-1))
+    if isinstance(answer, set | frozenset | range):
+        answer = sorted(answer)
+    if isinstance(answer, str) or not isinstance(answer, list | tuple | torch.Tensor | np.ndarray):
+        return "give the row indices as whole numbers, in a set, list, tuple or tensor."
+    flat = np.asarray(answer).reshape(-1)
+    if flat.dtype == bool:
+        return "give the indices of the fully masked rows, not one True/False per row: .nonzero() turns flags into indices."
+    if not all(isinstance(r, int | np.integer) and not isinstance(r, bool | np.bool_) for r in flat.tolist()):
+        return "give the row indices as whole numbers, in a set, list, tuple or tensor."
+    rows = sorted(int(r) for r in flat)
     if rows == []:
         return "a right pad sees the real words before it only while they are inside its window: look at the last rows."
     if rows == [0, 1, 2, 3, 4, 5]:

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers.checks import exercise, whole_number
+from helpers.exercises.ch04 import _as_shape
 
 
 @exercise("06.1", hint="write down the shape of each of the four projection matrices: what goes in, and what comes out?")
@@ -24,7 +25,11 @@ def _wide_heads_params(answer):
 
 @exercise("06.2", hint="the weights hold one number per (query, key) pair, for every head of every sequence; queries are the rows.")
 def _cross_weights_shape(answer):
-    shape = tuple(int(s) for s in answer)
+    shape = _as_shape(answer)
+    if shape is None:
+        return "give the shape as a tuple of whole numbers, one per axis, such as (1, 2, 3)."
+    if shape == (2, 8, 10, 10):
+        return "the keys are the encoder's tokens, not the decoder's: in cross-attention n_k need not equal n_q."
     if shape == (2, 10, 7):
         return "that is PyTorch's head-averaged shape; helpers.MultiHeadAttention keeps the heads."
     if shape == (2, 10, 8, 7):
@@ -39,7 +44,8 @@ def _cross_weights_shape(answer):
 def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "past", split: str = "right",
                 merge: str | None = None):
     """Fused-QKV multi-head self-attention, (B, n, d_model) -> (B, n, d_model), with the variants
-    learners write: ``divide_by`` the scores' divisor, ``mask`` "past"/"none"/"future", ``split``
+    learners write: ``divide_by`` the scores' divisor, ``mask`` "past"/"none"/"future"/"added" (the 0/1
+    causal mask added to the scores as floats), ``split``
     "right" (view, then transpose) or "view" (straight to (B, h, n, d_k), the bug of section 2),
     ``merge`` the same two ways back (by default the way of ``split``)."""
     merge = split if merge is None else merge
@@ -52,7 +58,10 @@ def _causal_mha(x, w_qkv, w_o, num_heads: int, divide_by: float, mask: str = "pa
 
     scores = heads(q) @ heads(k).transpose(-2, -1) / divide_by  # (B, h, n, n)
     past = torch.ones(n, n, dtype=torch.bool).tril()
-    allowed = {"past": past, "future": past.T, "none": torch.ones_like(past)}[mask]
+    if mask == "added":
+        scores, allowed = scores + past.to(scores.dtype), torch.ones_like(past)
+    else:
+        allowed = {"past": past, "future": past.T, "none": torch.ones_like(past)}[mask]
     out = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ heads(v)  # (B, h, n, d_k)
     merged = out.reshape(B, n, d_model) if merge == "view" else out.transpose(1, 2).reshape(B, n, d_model)
     return merged @ w_o
@@ -81,6 +90,8 @@ def _mha_mistake(got, x, w_qkv, w_o, num_heads: int) -> str | None:
         return "your scores are not scaled: a dot product of d features has variance d (notebook 03)."
     if made(divide_by=d_k**0.5, mask="none"):
         return "token i also sees the tokens after it: mask the scores of future keys before the softmax."
+    if made(divide_by=d_k**0.5, mask="added"):
+        return "a 0/1 float mask is added to the scores and blocks nothing: fill the future scores with -inf (or use a bool mask)."
     if made(divide_by=d_k**0.5, mask="future"):
         return "your mask is turned around: token i may attend to keys j ≤ i, not to the ones after it."
     if made(divide_by=d_k**0.5, split="view") or made(divide_by=d_k**0.5, split="view", merge="right"):
