@@ -464,6 +464,8 @@ def test_predict_then_see_by_keyboard_and_progress(browser, site_url, lang, stem
             number = form.get_attribute("data-number")
             outputs = page.locator(f".tag_al-answer-{number} .cell_output")
             assert outputs.count() >= 1 and not outputs.first.is_visible(), "the answer shows before a guess"
+            explanation = page.locator(f".al-explanation.al-answer-{number}")  # the verdict's text, if folded
+            assert explanation.count() == 0 or not explanation.first.is_visible(), "the explanation shows before a guess"
             assert page.locator(f".tag_al-answer-{number} .al-hidden-note").first.is_visible()
             form.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / f"predict-{lang}-{stem}-{width}-before.png"))
@@ -476,6 +478,7 @@ def test_predict_then_see_by_keyboard_and_progress(browser, site_url, lang, stem
             page.keyboard.press("Tab")
             page.keyboard.press("Enter")
             outputs.first.wait_for(state="visible")
+            assert explanation.count() == 0 or explanation.first.is_visible(), "the explanation stayed hidden"
             guess = page.locator(f".tag_al-answer-{number} .al-your-guess").first
             assert "the largest weight goes to the largest score" in guess.text_content()
             later = page.locator("form.al-predict").nth(1)
