@@ -436,8 +436,8 @@ def test_latency_one_display_frame(browser, site_url):
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / "latency.json").write_text(json.dumps(result, indent=1))
         assert result["preloaded"] == len(ms), "a step's picture was not decoded ahead"
-        bound = LATENCY_FRAMES * frame_ms
-        assert result["median_ms"] <= bound, f"median {result['median_ms']:.1f} ms > one display frame ({frame_ms:.1f} ms)"
+        frames = result["median_ms"] / frame_ms  # a ratio of two times measured in this page, this run
+        assert frames <= LATENCY_FRAMES, f"median {frames:.2f} display frames ({frame_ms:.1f} ms each) > {LATENCY_FRAMES}"
         assert not watch.errors
     finally:
         context.close()

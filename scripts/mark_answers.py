@@ -140,21 +140,27 @@ def is_marked(cell) -> tuple[bool, bool]:
     return TAG in cell.metadata.get("tags", []), hidden
 
 
-def set_mark(cell, on: bool) -> bool:
-    """Mark (or unmark) one cell; True if its metadata changed."""
+def _set_flag(cell, tag: str, key: str, on: bool) -> bool:
+    """Add (or remove) a tag and its ``jupyter`` metadata key together; True if the metadata changed."""
     before = copy.deepcopy(cell.metadata)
-    tags = [t for t in cell.metadata.get("tags", []) if t != TAG]
-    jupyter = {k: v for k, v in cell.metadata.get("jupyter", {}).items() if k != "outputs_hidden"}
-    cell.metadata.pop("collapsed", None)  # the old Notebook's key; outputs_hidden is the standard one
+    tags = [t for t in cell.metadata.get("tags", []) if t != tag]
+    jupyter = {k: v for k, v in cell.metadata.get("jupyter", {}).items() if k != key}
     if on:
-        tags.append(TAG)
-        jupyter["outputs_hidden"] = True
-    for key, value in (("tags", tags), ("jupyter", jupyter)):
+        tags.append(tag)
+        jupyter[key] = True
+    for name, value in (("tags", tags), ("jupyter", jupyter)):
         if value:
-            cell.metadata[key] = value
+            cell.metadata[name] = value
         else:
-            cell.metadata.pop(key, None)
+            cell.metadata.pop(name, None)
     return cell.metadata != before
+
+
+def set_mark(cell, on: bool) -> bool:
+    """Mark (or unmark) one answer cell; True if its metadata changed."""
+    changed = "collapsed" in cell.metadata
+    cell.metadata.pop("collapsed", None)  # the old Notebook's key; outputs_hidden is the standard one
+    return _set_flag(cell, TAG, "outputs_hidden", on) or changed
 
 
 def is_folded_explanation(cell) -> tuple[bool, bool]:
@@ -164,18 +170,7 @@ def is_folded_explanation(cell) -> tuple[bool, bool]:
 
 def set_explanation_mark(cell, on: bool) -> bool:
     """Fold (or unfold) one explain cell; True if its metadata changed."""
-    before = copy.deepcopy(cell.metadata)
-    tags = [t for t in cell.metadata.get("tags", []) if t != EXPLAIN_TAG]
-    jupyter = {k: v for k, v in cell.metadata.get("jupyter", {}).items() if k != "source_hidden"}
-    if on:
-        tags.append(EXPLAIN_TAG)
-        jupyter["source_hidden"] = True
-    for key, value in (("tags", tags), ("jupyter", jupyter)):
-        if value:
-            cell.metadata[key] = value
-        else:
-            cell.metadata.pop(key, None)
-    return cell.metadata != before
+    return _set_flag(cell, EXPLAIN_TAG, "source_hidden", on)
 
 
 def check(nb: nbformat.NotebookNode, path: Path) -> list[str]:
