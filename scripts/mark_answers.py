@@ -15,7 +15,10 @@ cell). The explain cell often opens with the verdict, so it is folded too: when 
 after the answer cells and holds no heading and no other Predict, it carries the tag
 ``answer-explanation`` and ``"jupyter": {"source_hidden": true}`` (JupyterLab folds the text to a
 "…" bar until the learner clicks it; the site shows it with the answer). An explain cell that
-holds a heading stays open: its first sentence must not give the verdict. ``OVERRIDES`` lists, per notebook, the Predicts the rule gets wrong. The Korean twins
+holds a heading stays open: its first sentence must not give the verdict. ``OVERRIDES`` lists, per notebook, the Predicts the rule gets wrong. A live explorer's questions
+("which word does each pick, and why?") are answered the same way, by the markdown cell right
+after the explorer: ``EXPLORER_ANSWERS`` names those cells, which are folded as explanations (the
+explorer itself stays open: it is played, not predicted). The Korean twins
 share the English cell ids, so one table serves both editions, and ``translations.py build``
 copies the English cells' metadata to the twins.
 
@@ -55,6 +58,15 @@ OVERRIDES: dict[str, dict[str, list[str]]] = {
     "10b_induction_heads": {"c3c3d2d1": ["5815005c", "a8d85cc4"]},
 }
 
+# Explanations that answer the questions a live explorer asks, not a Predict: notebook (file stem) ->
+# {explorer cell id: the markdown cell right after it that answers them}. They are folded like the
+# explanation of a Predict; the explorer cell is not an answer (its output is the control panel).
+EXPLORER_ANSWERS: dict[str, dict[str, str]] = {
+    # "Try 'it' in the cat and the robot sentence: which word does each pick, and why? Then 'red':
+    # why does it split evenly?": the cell under the explorer answers all three.
+    "04_self_attention_qkv": {"ca79850c": "0a8f5be0"},
+}
+
 
 def edition(path: Path) -> str:
     return "ko" if KOREAN in path.resolve().parents else "en"
@@ -85,7 +97,7 @@ class Plan:
     """What a notebook's marks must be: each Predict's answer cells, and what is wrong."""
 
     answers: dict[str, list[str]] = field(default_factory=dict)  # Predict id -> answer ids
-    explains: dict[str, str] = field(default_factory=dict)  # Predict id -> its folded explain cell
+    explains: dict[str, str] = field(default_factory=dict)  # Predict (or explorer) id -> its folded explain cell
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -125,6 +137,15 @@ def plan(nb: nbformat.NotebookNode, path: Path) -> Plan:
         after = max(position[a] for a in answer_ids) + 1
         if after < len(cells) and foldable_explanation(cells[after], marker):
             result.explains[predict_id] = cells[after].id
+    for explorer_id, explain_id in EXPLORER_ANSWERS.get(path.stem, {}).items():
+        if explorer_id not in position or explain_id not in position:
+            result.problems.append(f"EXPLORER_ANSWERS names cell {explorer_id} or {explain_id}, which is not in the notebook")
+        elif (position[explain_id] != position[explorer_id] + 1 or cells[position[explorer_id]].cell_type != "code"
+              or not foldable_explanation(cells[position[explain_id]], marker)):
+            result.problems.append(f"EXPLORER_ANSWERS: cell {explain_id} must be a markdown cell without a heading "
+                                   f"right after the explorer cell {explorer_id}")
+        else:
+            result.explains[explorer_id] = explain_id
     for predict_id, answer_ids in overrides.items():
         if predict_id not in result.answers:
             result.problems.append(f"OVERRIDES names cell {predict_id}, which is not a Predict here")
@@ -190,7 +211,7 @@ def check(nb: nbformat.NotebookNode, path: Path) -> list[str]:
         if cell.id in wanted.explain_ids and not (tagged and hidden):
             problems.append(f"explain cell {cell.id} is not folded (tag {EXPLAIN_TAG!r} and source_hidden)")
         elif cell.id not in wanted.explain_ids and (tagged or hidden):
-            problems.append(f"cell {cell.id} is folded as an explanation but explains no Predict")
+            problems.append(f"cell {cell.id} is folded as an explanation but explains no Predict (nor an explorer in EXPLORER_ANSWERS)")
         if "collapsed" in cell.metadata:  # JupyterLab writes it beside outputs_hidden on save
             problems.append(f"cell {cell.id} has the old 'collapsed' key; outputs_hidden is the one mark")
     return problems

@@ -15,6 +15,10 @@ line, 4 minutes for any exercise) said 38-40:
 - runs and looks at each code cell: 20 seconds, plus 8 seconds per line of code (comments and
   blank lines not counted), plus 20 seconds per figure it draws: a line of tensor code is
   read for its shapes, and its output compared with what the text says;
+- only runs a cell whose output varies from machine to machine (tagged ``nbval-ignore-output``)
+  and that is not a live explorer: 20 seconds. Such a cell checks the learner's setup (00's
+  environment check, widgets) or times something; its code is plumbing the learner runs, not
+  the lesson, and what it teaches is in the text around it;
 - stops to think at each **Predict:** prompt (a paragraph that starts with it): 1 minute;
 - plays with each live explorer: 2 minutes;
 - answers each checked exercise by its kind (the table EXERCISE_KIND, one entry per exercise):
@@ -149,10 +153,13 @@ def cell_minutes(cell) -> float:
         return words / WORDS_PER_MINUTE + PREDICT_MINUTES * predicts
     if cell.cell_type != "code":
         return 0.0
+    varies = "nbval-ignore-output" in cell.metadata.get("tags", [])
+    explorer = varies and "_explorer(" in cell.source
+    if varies and not explorer:  # run-only: a setup check or a timing, read in the text around it
+        return CELL_SECONDS / 60 + sum(KIND_MINUTES[EXERCISE_KIND[n]] for n in CHECK.findall(cell.source))
     lines = [line for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#")]
     figures = sum("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
     seconds = CELL_SECONDS + LINE_SECONDS * len(lines) + FIGURE_SECONDS * figures
-    explorer = "nbval-ignore-output" in cell.metadata.get("tags", []) and "_explorer(" in cell.source
     exercises = sum(KIND_MINUTES[EXERCISE_KIND[number]] for number in CHECK.findall(cell.source))
     return seconds / 60 + EXPLORER_MINUTES * explorer + exercises
 

@@ -50,3 +50,13 @@ def test_check_finds_an_unmarked_answer_and_a_stray_mark():
     assert any(stray.id in p and "no Predict" in p for p in problems), problems
     assert mark_answers.mark(nb, path) and not mark_answers.check(nb, path)
     assert not mark_answers.mark(nb, path), "marking twice must change nothing"
+
+
+def test_an_explorers_answers_are_folded_and_the_explorer_stays_open():
+    """04's explorer asks "which word does each pick, and why?"; the cell under it answers, folded."""
+    path = ROOT / "notebooks" / "04_self_attention_qkv.ipynb"
+    nb = mark_answers.read(path)
+    plan = mark_answers.plan(nb, path)
+    for explorer, explain in mark_answers.EXPLORER_ANSWERS["04_self_attention_qkv"].items():
+        assert plan.explains[explorer] == explain
+        assert explorer not in plan.answer_ids, "the explorer is played, not folded"

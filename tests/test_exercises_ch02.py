@@ -77,7 +77,8 @@ WRONG = {
     "02.3": [(np.array([np.nan, np.nan, np.nan]), "B"), (np.exp([-2.0, -1.0, 0.0]), "B"), (np.ones(3) / 3, "B"),
              (softmax(np.array([1000.0, 1001.0, 1002.0])), "A"), (softmax(np.array([1000.0, 1001.0, 1002.0])), "C"),
              (softmax(np.array([1000.0, 1001.0, 1002.0])), "D"), (softmax(np.array([1000.0, 1001.0, 1002.0])), "E"),
-             softmax(np.array([1000.0, 1001.0, 1002.0]))],
+             softmax(np.array([1000.0, 1001.0, 1002.0])), (softmax(np.array([10.0, 20.0, 30.0])), "B"),
+             (np.round(softmax(np.array([10.0, 20.0, 30.0])), 4), "A")],
     "02.4": [math.log(F16_MAX), math.log(float(np.finfo(np.float32).max) / 300), math.log(300),
              math.log(F16_MAX) / 300, 5.0, 5.5],
     "02.5": [J, V5 @ G5, P * (V5 @ G5), (np.diag([1.0, 0, -1]) - np.outer([1.0, 0, -1], [1.0, 0, -1])) @ V5 @ G5,
@@ -136,9 +137,12 @@ def test_correctly_rounded_answers_pass():
 
 
 def test_the_reason_of_exercise_3_is_checked():
+    """Each wrong choice gets a hint about its own rows: "A" pairs [1000, 1001, 1002] with
+    [10, 20, 30] (their gaps differ), "C" pairs [10, 20, 30] with [1, 2, 3] (a temperature)."""
     weights = RIGHT["02.3"][0]
-    for letter in ("A", "C"):  # a temperature changes the weights; one hint for both, no answer by elimination
-        assert "temperature" in evaluate("02.3", (weights, letter))[1]
+    hint_a = evaluate("02.3", (weights, "A"))[1]
+    assert "gaps of 1" in hint_a and "gaps of 10" in hint_a and "temperature" not in hint_a
+    assert "temperature" in evaluate("02.3", (weights, "C"))[1]
     assert "share" in evaluate("02.3", (weights, "D"))[1]
     assert "02.1" not in evaluate("02.3", (weights, "C"))[1]  # no pointer to an optional exercise's answer
     assert evaluate("02.3", (weights, " b "))[0] and evaluate("02.3", [weights, "B"])[0]
@@ -151,3 +155,11 @@ def test_a_function_right_for_small_scores_gets_the_thousands_hint_whatever_the_
         for wrong in (naive, global_max):
             correct, message = evaluate("02.2", wrong)
             assert not correct and "thousands" in message, message
+
+
+def test_the_weights_of_the_wrong_row_get_their_own_hint():
+    """softmax([10, 20, 30]) with any letter: the learner computed another row of the question."""
+    for letter in ("A", "B"):
+        for weights in (softmax(np.array([10.0, 20.0, 30.0])), np.round(softmax(np.array([10.0, 20.0, 30.0])), 4)):
+            correct, message = evaluate("02.3", (weights, letter))
+            assert not correct and "weights of [10, 20, 30]" in message, message

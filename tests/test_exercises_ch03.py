@@ -59,12 +59,14 @@ def unfinished(Q, K, V, G, scale):
 
 
 RIGHT = {"03.1": [32, 32.0, torch.tensor(32.0)], "03.2": [query_gradient, query_gradient_numpy],
-         "03.3": [1024], "03.4": [UNSCALED, UNSCALED.round(4)]}
+         "03.3": [1024], "03.4": [(UNSCALED, "no"), (UNSCALED.round(4), " No ")]}
 WRONG = {
     "03.1": [96, 8, 24, 5.657, 32.4, 0, 48],
     "03.2": [without_scale, scale_twice, diagonal_only, transposed, with_autograd, unfinished, 3],
     "03.3": [64, 256, 4096, 8, 1020.0, 32, 16],
-    "03.4": [SCALED, WEIGHTS, UNSCALED.T[:3, :3], np.zeros((3, 4)), UNSCALED[:2], UNSCALED.round(2), SCALED.round(2)],
+    "03.4": [(SCALED, "no"), (WEIGHTS, "no"), (UNSCALED.T[:3, :3], "no"), (np.zeros((3, 4)), "no"), (UNSCALED[:2], "no"),
+             (UNSCALED.round(2), "no"), (SCALED.round(2), "no"), (UNSCALED, "yes"), (UNSCALED, "maybe"), UNSCALED,
+             (SCALED, "yes")],
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG, several_right=True)
@@ -73,7 +75,7 @@ test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_te
 def test_right_answers_in_other_forms_pass():
     assert evaluate("03.3", torch.tensor(1024.0))[0] and evaluate("03.1", np.float32(32))[0]
     out = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(m) for m in (Q, K, V)), scale=1.0)
-    assert evaluate("03.4", out)[0]
+    assert evaluate("03.4", (out, "no"))[0] and evaluate("03.4", [UNSCALED, "NO"])[0]
 
 
 def test_specific_hints():
@@ -88,8 +90,11 @@ def test_specific_hints():
     assert "autograd" in evaluate("03.2", with_autograd)[1]
     assert "standard deviation" in evaluate("03.3", 32)[1]
     assert "sum of d_k" in evaluate("03.3", 16)[1]
-    assert "nearly" in evaluate("03.4", UNSCALED.round(2))[1]
-    assert "scaled output" in evaluate("03.4", SCALED.round(2))[1]
+    assert "nearly" in evaluate("03.4", (UNSCALED.round(2), "no"))[1]
+    assert "scaled output" in evaluate("03.4", (SCALED.round(2), "no"))[1]
+    assert "large d_k" in evaluate("03.4", (UNSCALED, "yes"))[1]  # the rows at d_k = 4 stay soft
+    assert "give two things" in evaluate("03.4", UNSCALED)[1]
+    assert '"yes" or "no"' in evaluate("03.4", (UNSCALED, "maybe"))[1]
 
 
 def test_a_measured_value_gets_its_own_hint():

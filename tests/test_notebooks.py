@@ -120,6 +120,28 @@ def test_core_path_takes_at_most_45_minutes_and_the_first_cell_says_so(path):
         f"{path.name}: the first cell must state the estimate; run python scripts/study_time.py --write")
 
 
+def test_a_cell_that_only_checks_the_setup_is_charged_as_run_only():
+    """study_time reads code at 8 s a line, but a cell whose output varies by machine (tagged
+    nbval-ignore-output) and that is no explorer is only run: 20 s, however long (00's
+    environment check). An explorer is charged its lines and the time to play with it."""
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+    import study_time
+
+    code = "\n".join(f"x{i} = {i}" for i in range(40))
+    plain = nbformat.v4.new_code_cell(code)
+    setup = nbformat.v4.new_code_cell(code, metadata={"tags": ["nbval-ignore-output"]})
+    explorer = nbformat.v4.new_code_cell("explorer = vectors_explorer()\nexplorer",
+                                         metadata={"tags": ["nbval-ignore-output"]})
+    assert study_time.cell_minutes(plain) == (study_time.CELL_SECONDS + 40 * study_time.LINE_SECONDS) / 60
+    assert study_time.cell_minutes(setup) == study_time.CELL_SECONDS / 60
+    assert study_time.cell_minutes(explorer) == (
+        (study_time.CELL_SECONDS + 2 * study_time.LINE_SECONDS) / 60 + study_time.EXPLORER_MINUTES)
+
+
 def test_every_exercise_has_a_kind_for_the_time_estimate():
     """scripts/study_time.py charges an exercise by its kind (value, code or build): every one has one."""
     import sys

@@ -121,7 +121,7 @@ def _softmax_along(s: np.ndarray, axis: int) -> np.ndarray:
 
 
 _REASONS = {  # exercise 3: which of softmax([1000, 1001, 1002]), ([10, 20, 30]) and ([1, 2, 3]) agree
-    "A": "[10, 20, 30] is [1, 2, 3] divided by a temperature of 0.1 (section 4): it spreads the scores apart, and the weights with them. Compare the gaps between the scores of each row.",
+    "A": "[1000, 1001, 1002] has gaps of 1 between its scores, [10, 20, 30] gaps of 10: softmax sees only the gaps.",
     "C": "[10, 20, 30] is [1, 2, 3] divided by a temperature of 0.1 (section 4): it spreads the scores apart, and the weights with them. Compare the gaps between the scores of each row.",
     "D": "two of the rows do share their weights: compare the gaps between the scores of each row (section 1 says what softmax ignores).",
 }
@@ -132,6 +132,9 @@ def _stable(answer):
     if not isinstance(answer, tuple | list) or len(answer) != 2 or not isinstance(answer[1], str):
         return 'give two things: answer = (the 3 weights, "A", "B", "C" or "D").'
     weights, reason = answer
+    got = as_array(weights)
+    if got.shape == (3,) and np.isfinite(got).all() and np.allclose(got, _softmax(np.array([10.0, 20.0, 30.0])), atol=1e-4):
+        return "those are the weights of [10, 20, 30]; the question asks for [1000, 1001, 1002]."
     verdict = _weights_check(weights, np.array([1000.0, 1001.0, 1002.0]))
     if verdict is not True:
         return verdict

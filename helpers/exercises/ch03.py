@@ -98,10 +98,13 @@ def _variance_sigma(answer):
     return math.isclose(value, 64 * 16, abs_tol=1e-6)
 
 
-@exercise("03.4", hint="the four steps of section 1, with step 2 (the division by √d_k) left out.",
+@exercise("03.4", hint="the four steps of section 1, with step 2 (the division by √d_k) left out; then look at the largest weight of each row.",
           code_hint="helpers.softmax(scores, axis=-1) normalises each row; the output is weights @ V.")
 def _unscaled_output(answer):
-    got = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer, dtype=float)
+    if not isinstance(answer, tuple | list) or len(answer) != 2 or not isinstance(answer[1], str):
+        return 'give two things: answer = (the (3, 4) output, "yes" or "no").'
+    output, verdict = answer
+    got = np.asarray(output.detach().cpu() if hasattr(output, "detach") else output, dtype=float)
     if got.shape == (3, 4) and np.allclose(got, _attention(0.5), atol=6e-3):
         return "that is the scaled output of section 1; the exercise leaves out the division by √d_k."
     if got.shape == (3, 3):
@@ -109,4 +112,12 @@ def _unscaled_output(answer):
     right = close(got, _attention(1.0))
     if right is False and np.allclose(got, _attention(1.0), atol=6e-3):
         return "nearly: give at least 4 decimals, or pass the computed array itself."
-    return right
+    if right is not True:
+        return right
+    verdict = verdict.strip().lower()
+    if verdict not in ("yes", "no"):
+        return 'the second part is "yes" or "no": is any row of weights close to one-hot (largest weight above 0.9)?'
+    if verdict == "yes":
+        return ("the output is right, but look at the weights themselves: at d_k = 4 the unscaled scores spread "
+                "only about √4 = 2, so the harm comes at large d_k (section 4).")
+    return True
