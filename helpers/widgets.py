@@ -192,21 +192,39 @@ class LiveFigure:
         self.readout_box.value = format_readouts(self.readouts)
         self.last_update_ms = (time.perf_counter() - start) * 1e3
 
-    def invalidate(self, layout: bool = True) -> None:
+    MAX_BACKGROUNDS = 16  # backgrounds kept by key (a full-figure RGBA buffer each, about 1 MB)
+
+    def invalidate(self, layout: bool = True, key=None) -> None:
         """Redraw the cached background on the next update (ticks, limits or titles changed);
-        with ``layout``, also lay out the margins again (a label's width changed)."""
+        with ``layout``, also lay out the margins again (a label's width changed).
+
+        ``key`` (hashable, without ``layout``) names what the background shows, e.g. the control
+        values the update drew it for: a background drawn under a key is kept, and the next
+        ``invalidate`` with that key reuses it instead of drawing again. Only for a background
+        that is a function of the key alone."""
         self._background = None
-        if layout and self._relayout:
-            self.fig.set_layout_engine("constrained")
+        self._background_key = None if layout else key
+        if layout:
+            self.__dict__.get("_kept_backgrounds", {}).clear()  # drawn with other margins
+            if self._relayout:
+                self.fig.set_layout_engine("constrained")
 
     def render(self) -> bytes:
         """Draw (the whole figure, or only the animated artists over the cached rest) and encode."""
         canvas = self.fig.canvas
+        kept = self.__dict__.setdefault("_kept_backgrounds", {})
+        key = getattr(self, "_background_key", None)
+        if self.animated and self._background is None and key is not None and key in kept:
+            self._background = kept[key]
         if not self.animated:
             canvas.draw()
         elif self._background is None:
             canvas.draw()  # animated artists are left out of it
             self._background = canvas.copy_from_bbox(self.fig.bbox)
+            if key is not None:
+                if len(kept) >= self.MAX_BACKGROUNDS:
+                    kept.pop(next(iter(kept)))
+                kept[key] = self._background
             if self._relayout:
                 self.fig.set_layout_engine("none")  # freeze margins: a layout pass costs more than a draw
         else:
