@@ -249,8 +249,9 @@ def table(result: dict) -> list[str]:
               f"breakdown (median ms: {', '.join(PARTS)}) / drag")
     load = result["load_average"]
     out = [header, *map(line, result["rows"])]
+    names = {"paste": "as shipped", "agg": "Agg drawing every artist", "before": "before (E2E_BEFORE)"}
     for variant, summary in summarise(result["rows"]).items():
-        out.append(f"{variant}: median over explorers {summary['median_over_explorers_ms']:.1f} ms (each explorer's "
+        out.append(f"{names.get(variant, variant)}: median over explorers {summary['median_over_explorers_ms']:.1f} ms (each explorer's "
                    f"median over its controls, key steps and drags); slowest control {summary['slowest_median_ms']:.1f} ms, "
                    f"largest p90 {summary['largest_p90_ms']:.1f} ms")
     out.append(f"load average (1 min) at start {load['start']}, highest {load['max']}, end {load['end']} on {result['cpus']} CPUs")
