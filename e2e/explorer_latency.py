@@ -10,9 +10,9 @@ them all without running the chapters. Then, for each explorer and each control:
   Per step: input event -> the widget's message leaves on the kernel websocket ("send") -> the
   picture's message arrives ("server + kernel") -> <img> src set ("widget manager") -> image
   decoded ("decode") -> next animation frame ("frame"). The latency is input -> that frame.
-- **drag** (sliders): the mouse holds the handle and moves it across ``DRAG_POSITIONS`` positions,
-  one every ``DRAG_PAUSE_MS``, as a hand does. Per position the handle reached: the time from
-  that moment to the first frame painted with a picture whose message left at or after it (a
+- **drag** (sliders): the mouse holds the handle and moves it ``DRAG_POSITIONS`` times, one move
+  every ``DRAG_PAUSE_MS``, as a hand does. Per position the handle reached: the time from the
+  pointer move that brought it there to the first frame painted with a picture whose message left at or after it (a
   picture of that position or a later one). ipywidgets keeps one message per control in flight
   and sends the latest value when the kernel is idle again, so a drag is coalesced to the
   latest position: "pictures" says how many of the positions were drawn.
@@ -46,12 +46,15 @@ INSTRUMENT_JS = """
 () => {
   if (window.__lat) return;
   const lat = window.__lat = {records: [], current: null, target: null, sends: [], bigs: [],
-                              frames: [], values: [], handle: null};
+                              frames: [], values: [], handle: null, lastMove: null};
   const start = () => {
     if (lat.target && lat.current === null) lat.current = {input: performance.now(), sent: null, received: null, bytes: null};
   };
   document.addEventListener('keydown', start, true);
   document.addEventListener('input', start, true);
+  // A drag: the handle moves (and the widget may send) inside the pointermove's own handlers,
+  // before a MutationObserver hears of it, so a position is timed from its pointermove.
+  document.addEventListener('pointermove', () => { lat.lastMove = performance.now(); }, true);
   const send = WebSocket.prototype.send;
   WebSocket.prototype.send = function (data) {
     if (!this.__latHooked) {
@@ -77,7 +80,7 @@ INSTRUMENT_JS = """
     for (const m of mutations) {
       const el = m.target;
       if (m.attributeName === 'aria-valuenow' && el === lat.handle) {
-        lat.values.push({t: performance.now(), value: el.getAttribute('aria-valuenow')});
+        lat.values.push({t: lat.lastMove ?? performance.now(), value: el.getAttribute('aria-valuenow')});
       }
       if (m.attributeName !== 'src' || el !== lat.target) continue;
       const rec = lat.current || {};
@@ -141,7 +144,7 @@ def breakdown(records: list[dict]) -> dict:
 
 def _reset(page, target=None, handle=None) -> None:
     page.evaluate("([img, handle]) => Object.assign(window.__lat, {records: [], current: null, target: img,"
-                  " sends: [], bigs: [], frames: [], values: [], handle})", [target, handle])
+                  " sends: [], bigs: [], frames: [], values: [], handle, lastMove: null})", [target, handle])
 
 
 def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
