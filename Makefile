@@ -86,8 +86,9 @@ lint: $(STAMP)
 
 # Speed, measured and printed, never asserted in a test (a busy machine would fail it): every
 # explorer's update per control, notebook 03's explorer against seaborn (the one bound, a ratio
-# from the same run), the training loops' step rates, and the site's latency when build/site
-# exists. The table is saved as build/bench.json.
+# from the same run), the training loops' step rates, every explorer's controls moved in JupyterLab
+# and timed in the page (headless Chromium, as for `make e2e`), and the site's latency when
+# build/site exists. The table is saved as build/bench.json.
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python benchmarks/bench.py
 

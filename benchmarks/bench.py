@@ -14,6 +14,11 @@ shared CI runner says nothing about the course. What is measured, each in this o
   in the same run, so a busy machine slows both sides alike.
 - **training**: each training script's loop (one thread, float64, as the scripts train) for a
   few steps; steps per second, and what the script's full run takes at that rate.
+- **in JupyterLab**: every control of every explorer moved in a real JupyterLab page (headless
+  Chromium): key steps and slider drags, each timed in the page from the input event to the first
+  frame painted with the new picture, with the breakdown (send, server + kernel, widget manager,
+  decode, frame) (``e2e/test_latency.py::test_every_explorer``, ``e2e/explorer_latency.py``).
+  ``--lab-compare`` measures each explorer a second time with Agg drawing every artist.
 - **site**: when ``build/site`` exists (``make site``), the static site's control -> picture
   latency in headless Chromium (``e2e/test_site.py::test_latency_one_display_frame``).
 
@@ -56,6 +61,8 @@ from tests.widget_sweep import control_positions  # noqa: E402
 OUT = ROOT / "build" / "bench.json"
 SITE = ROOT / "build" / "site"
 SITE_LATENCY = ROOT / "build" / "site-e2e" / "latency.json"
+LAB_OUT = ROOT / "build" / "bench-lab"
+LAB_STEPS = 12  # key steps per control in JupyterLab (the e2e suite takes 6)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -147,6 +154,26 @@ def bench_site() -> dict:
     return {"measured": True, **json.loads(SITE_LATENCY.read_text())}
 
 
+def bench_lab(compare: bool = False) -> dict:
+    """Every explorer's controls moved in JupyterLab, timed in the page (e2e/explorer_latency.py)."""
+    chromium = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        return {"measured": False, "why": f"{chromium} is missing (make e2e installs it)"}
+    result = LAB_OUT / "explorers.json"
+    result.unlink(missing_ok=True)
+    env = os.environ | {"E2E_CHROMIUM": chromium, "E2E_OUT": str(LAB_OUT), "E2E_EXPLORER_STEPS": str(LAB_STEPS),
+                        "E2E_COMPARE": "1" if compare else "0", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                           "e2e/test_latency.py::test_every_explorer"], cwd=ROOT, env=env, capture_output=True, text=True)
+    if not result.exists():
+        last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+        return {"measured": False, "why": f"the JupyterLab test did not measure it: {last[0][:200]}"}
+    from e2e.explorer_latency import table as lab_table
+
+    found = json.loads(result.read_text())
+    return {"measured": True, **found, "lines": lab_table(found)}
+
+
 def table(rows: list[list[str]], header: list[str]) -> str:
     """Columns padded to their widest cell: the first left-aligned, the others right-aligned."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
@@ -173,6 +200,10 @@ def report(results: dict) -> str:
     out.append(table([[r["script"], r["steps"], f"{r['steps_per_s']:.1f}", f"{r['cpu_steps_per_s']:.1f}",
                        f"{r['full_steps']}", f"{r['full_run_s']:.0f}"] for r in results["training"]],
                      ["script", "steps timed", "steps/s", "steps/CPU s", "full run steps", "full run s"]))
+    lab = results["lab"]
+    out += ["", "in JupyterLab: input event -> first frame painted with the new picture, ms "
+            "(headless Chromium; key steps and slider drags)"]
+    out += lab["lines"] if lab["measured"] else [f"not measured ({lab['why']})"]
     site = results["site"]
     out += ["", "site: control -> picture painted, 03's d_k slider: " + (
         f"median {site['median_ms']:.1f} ms, p90 {site['p90_ms']:.1f} ms over {site['changes']} changes"
@@ -185,6 +216,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few steps of everything (a smoke test, not a measurement)")
     parser.add_argument("--no-site", action="store_true", help="skip the site's latency even when it is built")
+    parser.add_argument("--no-lab", action="store_true", help="skip the explorers' latency in JupyterLab")
+    parser.add_argument("--lab-compare", action="store_true",
+                        help="in JupyterLab, measure each explorer also with Agg drawing every artist (twice as long)")
     parser.add_argument("--explorers", nargs="+", metavar="NOTEBOOK", choices=sorted({s for s, _ in EXPLORER_CELLS}),
                         help="measure only these notebooks' explorers (e.g. 03_scaling_sqrt_dk)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"where the JSON goes (default {OUT.relative_to(ROOT)})")
@@ -203,6 +237,8 @@ def main(argv=None) -> int:
                                        seaborn_repeats=1 if args.quick else 12)
     print("training ...", flush=True)
     results["training"] = bench_training(steps=1 if args.quick else 100)
+    print("JupyterLab ...", flush=True)
+    results["lab"] = {"measured": False, "why": "skipped"} if args.quick or args.no_lab else bench_lab(args.lab_compare)
     results["site"] = {"measured": False, "why": "skipped"} if args.quick or args.no_site else bench_site()
 
     ratio = next((r["ratio"] for r in results["seaborn"] if r["n"] == RATIO_N), None)

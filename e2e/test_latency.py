@@ -1,17 +1,24 @@
-"""Slider-to-picture latency of the saturation explorer (notebook 03), in the browser.
+"""Slider-to-picture latency in JupyterLab, timed in the page: every explorer, then notebook 03's.
 
-One arrow-key step on a slider at sequence length 32, timed in the page with
-``performance.now()``: keydown -> the widget's message leaves on the kernel websocket ->
-the new picture's message arrives -> <img> src set -> image decoded -> next frame (the
-picture is on screen). Median of 25 steps, printed at the end of ``make e2e`` and saved
-in build/e2e/latency.json. The kernel-side part (compute, draw, PNG encode) is timed again
-in this process for the same update, so the rest is message transport and the browser.
+``test_every_explorer`` moves every control of every explorer of notebooks 00-11 (keys and
+slider drags, ``e2e/explorer_latency.py``) and prints a table per explorer and control: median,
+p90 and the breakdown (send, server + kernel, widget manager, decode, frame), saved as
+build/e2e/explorers.json. ``make bench`` runs it with more steps per control.
 
-The target is a median of at most 60 ms; the test reports it but fails only far above it
-(FAIL_MS), because the figure depends on what else the machine runs (the load average is
-printed with it). To split the kernel from the Jupyter server without a browser, run
-``.venv/bin/python -m e2e.kernel_roundtrip``. Until notebook 03 exists, a stand-in
-LiveHeatmap at n = 32 is measured instead.
+``test_saturation_latency``: one arrow-key step on notebook 03's d_k slider at sequence length 32,
+timed with ``performance.now()``: keydown -> the widget's message leaves on the kernel websocket
+-> the new picture's message arrives -> <img> src set -> image decoded -> next frame (the
+picture is on screen). Median of 25 steps, printed at the end of ``make e2e`` and saved in
+build/e2e/latency.json. The kernel-side part (compute, draw, PNG encode) is timed again in this
+process for the same update, so the rest is message transport and the browser.
+
+The target, a median of at most 40 ms on a quiet 2-core machine, is reported, not checked: the
+figure depends on what else the machine runs (the load average is printed with it). The check is
+a ratio within the run: 03's step at most BOUND_RATIO times the median key step of the fastest
+of a few other explorers (REFERENCE), measured right after it in the same page, which a busy
+machine slows alike. To split the kernel from the Jupyter server
+without a browser, run ``.venv/bin/python -m e2e.kernel_roundtrip``. Until notebook 03 exists, a
+stand-in LiveHeatmap at n = 32 is measured instead.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from e2e import lab_page
+from e2e import explorer_latency, lab_page
 from e2e.conftest import RESULTS
 from e2e.jupyter_server import widget_notebooks
 from e2e.latency_probe import PROBE_SOURCE, breakdown
@@ -33,8 +40,13 @@ from e2e.latency_probe import PROBE_SOURCE, breakdown
 STEPS = 25
 SEQUENCE_LENGTH = 32
 STEP_PAUSE = 0.3  # seconds from one key press to the next (a learner tapping the arrow key)
-TARGET_MS = 60  # the series' goal (reported); a quiet 2-core machine meets it
-FAIL_MS = 250  # fail only when far over (4x the target): a full re-plot per step costs about this much, a busy machine less
+TARGET_MS = 40  # the series' goal (reported): slider to picture within 40 ms on a quiet 2-core machine
+# The bound (checked) is a ratio within the run: 03's step may take at most BOUND_RATIO times the
+# median key step of the fastest of the REFERENCE explorers, measured right after it in the same
+# page. A busy machine slows both alike; losing the in-place redraw (a full re-plot costs
+# several times a step) crosses it.
+BOUND_RATIO = 1.5
+REFERENCE = ["01_dot_product", "02_softmax", "08_position", "10_trained_attention"]  # the explorers measured for it
 LENGTH_LABEL = re.compile(r"^(n\b|seq|.*length|.*tokens)", re.IGNORECASE)
 DK_LABEL = re.compile(r"d.?k", re.IGNORECASE)
 
@@ -77,6 +89,26 @@ INSTRUMENT_JS = """
   }).observe(img, {attributes: true, attributeFilter: ['src']});
 }
 """
+
+
+# Every control of every explorer (e2e/explorer_latency.py). `make bench` sets E2E_EXPLORER_STEPS
+# to step each control further; E2E_EXPLORERS picks notebooks (e.g. "03_scaling_sqrt_dk 06_multi_head_attention");
+# E2E_COMPARE=1 measures each explorer twice in the run, as shipped and with Agg drawing every
+# artist (LiveFigure.paste = False), one after the other; E2E_BEFORE=<package> also measures each
+# explorer as another copy of helpers builds it (an earlier commit's, imported under that name).
+EXPLORER_STEPS = int(os.environ.get("E2E_EXPLORER_STEPS", "6"))
+
+
+def test_every_explorer(page, lab, lab_root, out_dir):
+    only = os.environ.get("E2E_EXPLORERS", "").split() or None
+    compare = os.environ.get("E2E_COMPARE", "0") == "1"
+    result = explorer_latency.measure(page, lab, lab_root, steps=EXPLORER_STEPS, only=only, compare=compare,
+                                      before=os.environ.get("E2E_BEFORE") or None,
+                                      progress=lambda text: print(text, flush=True))
+    lines = explorer_latency.table(result)
+    print("\n" + "\n".join(lines))
+    RESULTS["explorers"] = {**result, "steps": EXPLORER_STEPS, "lines": lines}
+    (out_dir / "explorers.json").write_text(json.dumps({**result, "steps": EXPLORER_STEPS}, indent=1))
 
 
 def saturation_notebook(lab_root: Path) -> tuple[str, str]:
@@ -177,6 +209,17 @@ def test_saturation_latency(page, lab, lab_root, out_dir):
         "steps": STEPS, "median_ms": round(total, 1), "target_ms": TARGET_MS, "load_average": round(load, 2),
         "parts_ms": {k: round(v, 1) for k, v in parts.items()}, "kernel": kernel, "lines": lines,
     }
-    print("\n" + "\n".join(lines))
     (out_dir / "latency_events.json").write_text(json.dumps(events, indent=1))
-    assert total <= FAIL_MS, f"slider-to-picture latency {total:.0f} ms: far over the {TARGET_MS} ms target"
+
+    # The reference, measured right after in the same page, so that both see the same load.
+    measured = explorer_latency.measure(page, lab, lab_root, steps=EXPLORER_STEPS, drag=False, only=REFERENCE,
+                                        progress=lambda text: None)
+    fastest, reference = explorer_latency.fastest(measured["rows"])
+    bound = BOUND_RATIO * reference
+    lines.append(f"  bound: at most {BOUND_RATIO} x the median key step of the fastest of {', '.join(REFERENCE)}, "
+                 f"measured right after ({fastest}, {reference:.0f} ms; load average up to "
+                 f"{measured['load_average']['max']}) = {bound:.0f} ms: {'met' if total <= bound else 'CROSSED'}")
+    RESULTS["latency"].update(lines=lines, bound_ms=round(bound, 1), reference={fastest: round(reference, 1)})
+    print("\n" + "\n".join(lines))
+    assert total <= bound, f"slider-to-picture latency {total:.0f} ms: over {BOUND_RATIO} x the fastest explorer's {reference:.0f} ms"
+

@@ -27,7 +27,9 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.text import Text
 
 from .i18n import translate as tr
 from .plots import WEIGHT_LABEL, as_matrix, label_axes, mask_overlay
@@ -190,28 +192,152 @@ class LiveFigure:
         self.readout_box.value = format_readouts(self.readouts)
         self.last_update_ms = (time.perf_counter() - start) * 1e3
 
-    def invalidate(self, layout: bool = True) -> None:
+    MAX_BACKGROUNDS = 16  # backgrounds kept by key (a full-figure RGBA buffer each, about 1 MB)
+
+    def invalidate(self, layout: bool = True, key=None) -> None:
         """Redraw the cached background on the next update (ticks, limits or titles changed);
-        with ``layout``, also lay out the margins again (a label's width changed)."""
+        with ``layout``, also lay out the margins again (a label's width changed).
+
+        ``key`` (hashable, without ``layout``) names what the background shows, e.g. the control
+        values the update drew it for: a background drawn under a key is kept, and the next
+        ``invalidate`` with that key reuses it instead of drawing again. Only for a background
+        that is a function of the key alone."""
         self._background = None
-        if layout and self._relayout:
-            self.fig.set_layout_engine("constrained")
+        self._background_key = None if layout else key
+        if layout:
+            self.__dict__.get("_kept_backgrounds", {}).clear()  # drawn with other margins
+            if self._relayout:
+                self.fig.set_layout_engine("constrained")
 
     def render(self) -> bytes:
         """Draw (the whole figure, or only the animated artists over the cached rest) and encode."""
         canvas = self.fig.canvas
+        kept = self.__dict__.setdefault("_kept_backgrounds", {})
+        key = getattr(self, "_background_key", None)
+        if self.animated and self._background is None and key is not None and key in kept:
+            self._background = kept[key]
         if not self.animated:
             canvas.draw()
         elif self._background is None:
             canvas.draw()  # animated artists are left out of it
             self._background = canvas.copy_from_bbox(self.fig.bbox)
+            if key is not None:
+                if len(kept) >= self.MAX_BACKGROUNDS:
+                    kept.pop(next(iter(kept)))
+                kept[key] = self._background
             if self._relayout:
                 self.fig.set_layout_engine("none")  # freeze margins: a layout pass costs more than a draw
         else:
             canvas.restore_region(self._background)
         for artist in self.animated:
+            if isinstance(artist, AxesImage) and self._paste_image(artist):
+                continue
+            if any(artist is text for text in self.cached_texts) and self._paste_text(artist):
+                continue
             self.fig.draw_artist(artist)
         return png_bytes(self.fig)
+
+    # Pasting instead of drawing: the same pixels, a fraction of the time (False: Agg draws everything).
+    paste = True
+    # Animated texts drawn over the cached background alone (no other animated artist under
+    # them), so the pixels of their box are kept per text and background and pasted next time.
+    cached_texts: Sequence[Text] = ()
+    MAX_PIXEL_MAPS = 64
+    MAX_CACHED_TEXTS = 128  # a title's box is some 30 KB
+
+    def _paste_text(self, text: Text) -> bool:
+        """Draw a text of :attr:`cached_texts`, pasting its box's pixels when this text was drawn
+        over this background before; False if it must be drawn by Agg."""
+        if not self.paste or self._background is None:
+            return False
+        cache = self.__dict__.setdefault("_text_boxes", {})
+        key = (id(text), text.get_text(), id(self._background))
+        found = cache.get(key)
+        canvas = self.fig.canvas
+        if found is not None and found[0] is self._background:  # the background itself, not a reused id
+            canvas.restore_region(found[1])
+            return True
+        self.fig.draw_artist(text)
+        if text.get_visible() and text.get_text():
+            box = text.get_window_extent(canvas.get_renderer()).padded(3)  # antialiased edges included
+            if len(cache) >= self.MAX_CACHED_TEXTS:
+                cache.pop(next(iter(cache)))
+            cache[key] = (self._background, canvas.copy_from_bbox(box))
+        return True
+
+    def _paste_image(self, image: AxesImage) -> bool:
+        """Draw a nearest-neighbour image by copying its cells' colours into the canvas through a
+        cached map from canvas pixel to cell; False if it must be drawn by Agg instead.
+
+        Agg resamples the whole image on every draw (most of an update's time); the map says,
+        for each canvas pixel, which cell Agg would put there. It is made once per shape and
+        placement by letting Agg draw an image whose pixels number the cells, so the pixels are
+        Agg's own. Only fully opaque or fully transparent cells are pasted (a transparent cell
+        leaves the background, as Agg's blending does); anything else falls back to Agg.
+        """
+        if not self.paste:
+            return False
+        if not image.get_visible():
+            return True  # draw_artist draws nothing either
+        data = image.get_array()
+        if (image.get_interpolation() != "nearest" or image.get_alpha() not in (None, 1)
+                or image.get_clip_path() is not None or data is None or data.ndim not in (2, 3)):
+            return False
+        colours = image.to_rgba(data, bytes=True) if data.ndim == 2 else image.to_rgba(data[..., :4], bytes=True, norm=False)
+        alpha = colours[..., 3]
+        if not np.all((alpha == 255) | (alpha == 0)):
+            return False
+        ax = image.axes
+        key = (id(image), data.shape[:2], tuple(image.get_extent()), tuple(ax.bbox.bounds),
+               ax.get_xlim(), ax.get_ylim(), self.fig.canvas.get_width_height())
+        maps = self.__dict__.setdefault("_pixel_maps", {})
+        if key not in maps:
+            if len(maps) >= self.MAX_PIXEL_MAPS:
+                maps.pop(next(iter(maps)))
+            maps[key] = self._pixel_map(image, data.shape[:2])
+        found = maps[key]
+        if found is None:
+            return False
+        (y0, y1, x0, x1), rows, cols = found
+        if rows.size and cols.size:
+            pixels = colours.take(rows, axis=0).take(cols, axis=1)  # nearest neighbour: rows and columns apart
+            region = np.asarray(self.fig.canvas.buffer_rgba())[y0:y1, x0:x1]
+            region[...] = pixels if (alpha == 255).all() else np.where(pixels[..., 3:] == 255, pixels, region)
+        return True
+
+    def _pixel_map(self, image: AxesImage, shape: tuple[int, int]):
+        """((y0, y1, x0, x1), the image row of each canvas row of that box, the image column of
+        each canvas column), read back from Agg drawing an image that numbers its cells; None
+        where Agg blends any pixel partly or the image does not fill a rectangle of whole pixels
+        (the map cannot stand in for Agg then)."""
+        canvas = self.fig.canvas
+        saved = canvas.copy_from_bbox(self.fig.bbox)
+        data = image.get_array()
+        number = np.arange(1, shape[0] * shape[1] + 1).reshape(shape)  # 0: no cell
+        code = np.stack([number & 255, (number >> 8) & 255, (number >> 16) & 255, np.full(shape, 255)], axis=-1)
+        try:
+            canvas.get_renderer().clear()
+            image.set_data(code.astype(np.uint8))
+            self.fig.draw_artist(image)
+            drawn = np.asarray(canvas.buffer_rgba()).astype(np.int64)
+        finally:
+            image.set_data(data)
+            canvas.restore_region(saved)
+        alpha = drawn[..., 3]
+        if not np.all((alpha == 255) | (alpha == 0)):
+            return None
+        ys, xs = np.nonzero(alpha)
+        if not ys.size:
+            return (0, 0, 0, 0), np.empty(0, np.int64), np.empty(0, np.int64)
+        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+        box = drawn[y0:y1, x0:x1]
+        if not (box[..., 3] == 255).all():  # not a full rectangle (a rotated or clipped image)
+            return None
+        cells = box[..., 0] + (box[..., 1] << 8) + (box[..., 2] << 16) - 1
+        rows, cols = cells[:, 0] // shape[1], cells[0] % shape[1]
+        if not np.array_equal(cells, rows[:, None] * shape[1] + cols[None, :]):
+            return None
+        return (int(y0), int(y1), int(x0), int(x1)), rows, cols
 
     @property
     def widget(self) -> widgets.Box:
@@ -295,6 +421,7 @@ class LiveHeatmap(LiveFigure):
         self._set_axes_animated(True)  # drawn per label set by render(), left out of the static background
         self.frame: HeatmapFrame | None = None
         animated = [self.heat, self.overlay, *self.ax.spines.values(), self.ax.title]  # the frame over the image's edge
+        self.cached_texts = [self.ax.title]  # above the axes: nothing animated under it
         super().__init__(fig, self._draw_frame, controls, animated=animated)
 
     def _draw_frame(self, **values) -> Readouts:

@@ -70,3 +70,73 @@ def test_live_figure_generic_update():
     live = LiveFigure(fig, update, {"slope": widgets.FloatSlider(value=1, min=-1, max=1)})
     assert live.readouts == {"slope": 1.0}
     sweep(live)
+
+
+def test_pasted_images_and_titles_are_the_pixels_agg_draws():
+    """LiveFigure.paste copies nearest-neighbour images through a pixel map read back from Agg,
+    and a LiveHeatmap's title from its first drawing: the picture must be Agg's, pixel for pixel,
+    at every position (new shapes, masks, NaN cells left transparent, positions visited twice)."""
+    live = toy_explorer()
+    positions = [{"n": 8}, {"n": 13}, {"causal": True}, {"temperature": 0.1}, {"n": 40}, {"causal": False},
+                 {"n": 13}, {"causal": True}, {"n": 8}]
+    for values in positions:
+        live.set(**values)
+        pasted = live.image.value
+        live.paste = False
+        drawn = live.render()
+        live.paste = True
+        assert pasted == drawn, values
+    assert live._pixel_maps and live._text_boxes  # the pasting did happen
+
+
+def test_a_nan_cell_shows_the_background_when_pasted():
+    fig = new_figure((3, 3))
+    ax = fig.add_subplot()
+    ax.set_facecolor("red")
+    image = ax.imshow(np.eye(4), interpolation="nearest")
+
+    def update(hole):
+        grid = np.eye(4)
+        grid[hole, hole] = np.nan
+        image.set_data(grid)
+
+    live = LiveFigure(fig, update, {"hole": widgets.IntSlider(value=0, min=0, max=3)}, animated=[image])
+    for hole in (1, 2, 1):
+        live.set(hole=hole)
+        pasted = live.image.value
+        live.paste = False
+        assert live.render() == pasted
+        live.paste = True
+    assert live._pixel_maps
+
+
+def test_a_background_kept_by_key_is_the_one_drawn_afresh():
+    """invalidate(layout=False, key=...) keeps each background drawn under a key and reuses it:
+    the picture is the one a fresh explorer draws at the same values."""
+    def make():
+        fig = new_figure((3, 2))
+        ax = fig.add_subplot()
+        (curve,) = ax.plot([0, 1], [0, 1])
+        (dot,) = ax.plot([0.5], [0.5], "o")
+        live = []
+
+        def update(slope, x):
+            if live:
+                live[0].invalidate(layout=False, key=slope)
+            curve.set_ydata([0, slope])
+            dot.set_data([x], [x * slope])
+
+        live.append(LiveFigure(fig, update, {"slope": widgets.Dropdown(options=[1, 2, 3], value=1),
+                                             "x": widgets.FloatSlider(value=0.5, min=0, max=1)}, animated=[dot]))
+        return live[0]
+
+    visited = make()
+    for slope in (2, 3, 1, 2, 3):
+        visited.set(slope=slope)
+    for slope in (1, 2, 3):
+        visited.set(slope=slope, x=0.25)
+        fresh = make()
+        fresh.set(slope=slope, x=0.25)
+        assert visited.image.value == fresh.image.value, slope
+        visited.set(x=0.5)
+    assert len(visited._kept_backgrounds) == 3

@@ -72,8 +72,8 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     drawn_for: list = [None]  # (kv_heads, bytes) the cached background shows
 
     def update(context, kv_heads, bytes_per_value):
-        if live and drawn_for[0] != (kv_heads, bytes_per_value):
-            live[0].invalidate(layout=False)  # the curves and legend change: redraw the background
+        if live and drawn_for[0] != (kv_heads, bytes_per_value):  # the curves and legend change: another
+            live[0].invalidate(layout=False, key=(kv_heads, bytes_per_value))  # background, drawn once per pair
         drawn_for[0] = (kv_heads, bytes_per_value)
         model = dataclasses.replace(shape, n_kv_heads=kv_heads)
         score_gib = np.array([score_matrix_bytes(int(n), shape.n_heads, bytes_per_value) for n in lengths]) / GIB
