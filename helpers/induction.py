@@ -41,6 +41,7 @@ from tqdm import tqdm
 
 from .attention import scaled_dot_product_attention
 from .data import DATA_DIR
+from .i18n import N_
 from .i18n import translate as tr
 from .layers import EncoderBlock, LayerNorm, merge_heads, split_heads
 from .masks import causal_mask
@@ -375,10 +376,10 @@ def split_metrics(model: TinyDecoder, x: torch.Tensor, periods: torch.Tensor) ->
     correct = (logits.argmax(dim=-1) == target).float()
     repeat = repeat_mask(periods, x.shape[1])[:, :-1]
     return {
-        "loss, first pass": loss[~repeat].mean().item(),
-        "loss, repeats": loss[repeat].mean().item(),
-        "accuracy, first pass": correct[~repeat].mean().item(),
-        "accuracy, repeats": correct[repeat].mean().item(),
+        N_("loss, first pass"): loss[~repeat].mean().item(),
+        N_("loss, repeats"): loss[repeat].mean().item(),
+        N_("accuracy, first pass"): correct[~repeat].mean().item(),
+        N_("accuracy, repeats"): correct[repeat].mean().item(),
     }
 
 

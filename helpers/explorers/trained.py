@@ -45,7 +45,7 @@ def trained_explorer(model: ToyReverser | None = None, untrained: ToyReverser | 
         labels = [VOCAB[int(i)] for i in x]
         return HeatmapFrame(
             attention[layer, head],
-            [f"out {i}" for i in range(len(labels))],
+            [tr(f"out {i}") for i in range(len(labels))],
             labels,
             mask=(real[:, None] & real[None, :]).numpy(),
             readouts={
