@@ -5,6 +5,7 @@ opens in a fresh browser context (nothing cached), so its first load is what a n
 downloads. Every page: no console error, no failed request, no request leaving the site's
 origin, maths typeset, a link to its twin in the other language, a first load within
 budget, and no axe-core (WCAG 2.1 A/AA) violation. Under every Predict the output waits for a guess;
+an exercise whose answer is a value is checked on its page, by keyboard, with the Python checker's reply;
 every internal link and anchor resolves. Every explorer: every control moved from the keyboard or the mouse, each move showing
 the picture and readouts of the new position; a few positions checked pixel for pixel
 against the kernel's own picture; the input-to-picture latency measured and printed.

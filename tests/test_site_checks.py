@@ -49,6 +49,9 @@ def cases(exercise_id: str) -> list[tuple[str, object, int]]:
                 moved = array.copy()
                 moved.flat[i] = x
                 answers.append(float(moved) if scalar else moved)
+    elif site._pair(right):  # 02.3: the weights rounded, the letter as given
+        answers += [(np.round(right[0], decimals), right[1]) for decimals in range(9)]
+        answers += [(right[0], right[1].lower()), (right[0], "E")]
     else:
         plain = site._plain(right)
         if isinstance(plain, int) and not isinstance(plain, bool):
@@ -104,19 +107,23 @@ def test_which_value_exercises_the_page_checks():
     values = site.value_exercises()
     assert set(ids) | set(site.LEFT_OUT) == set(values), "a value exercise is neither checked on its page nor left out with a reason"
     assert len(ids) >= 30
+    assert f"letters: {len(ids)} of them" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"연습문제 {len(ids)}개" in (ROOT / "README.ko.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_the_data_holds_no_answer(language):
     for exercise_id, data in site.page_data(site.site_checked(), language).items():
         rights = site.catalogues()[exercise_id][0]
-        assert all(len(key) == 12 and int(key, 16) >= 0 for key in data["cells"])
-        text = json.dumps(data["replies"] + data["generic"], ensure_ascii=False)  # the words the page can show
+        assert all(len(key) == 12 and int(key, 16) >= 0 for part in data.get("parts", [data]) for key in part["cells"])
+        parts = data.get("parts", [data])
+        words = [m for part in parts for m in part["replies"] + part["generic"]] + [data.get("unpaired", "")]
+        text = json.dumps(words, ensure_ascii=False)  # the words the page can show
         right = site.typed(rights[0])
         for shown in shown_forms(rights[0]) | ({right} if len(right) > 2 else set()):
             assert shown not in text, f"{exercise_id}: the page data shows {shown!r}"
         if language == "ko":
-            assert all(i18n.translate(m, "ko") == m for m in data["replies"] + data["generic"])
+            assert all(i18n.translate(m, "ko") == m for m in words)
 
 
 def test_tokens_and_numbers_are_read_as_python_reads_them():

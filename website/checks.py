@@ -7,7 +7,7 @@ typed twice: every reply the page can give is the Python checker's own (``helper
 in the edition's language), computed here at build time, and the page never holds the answer, only
 salted SHA-256 hashes (truncated to 48 bits) of the answers it recognises.
 
-Two kinds of answer:
+Three kinds of answer:
 
 - ``numbers``: one number, or an array of numbers, within a tolerance. The learner's value is put on
   a grid (cell ``k = round(value / h)``): ``h`` is a power of ten at most 1/100 of the band of values
@@ -21,6 +21,10 @@ Two kinds of answer:
   sorted where the checker ignores order) is hashed. The right answer's forms and every catalogue
   answer are hashed with the checker's reply to them; a whole-number exercise also keeps the
   checker's reply to a fraction, which does not depend on the value.
+
+- ``pair``: numbers and a letter (02.3: three weights, then a choice), checked as the checker
+  does: the numbers first (a ``numbers`` part, the letter right), then the letter (a ``tokens``
+  part, the numbers right).
 
 Any other value gets the exercise's generic hint, the closer one from the second wrong answer on, as
 ``check()`` gives it. ``typed(answer)`` is what a learner types for a Python answer; the agreement
@@ -46,10 +50,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Value exercises the page does not check, and why.
-LEFT_OUT = {
-    "02.3": "its answer is a pair, three weights and a letter, checked one after the other",
-}
+# Value exercises the page does not check, and why (none at present: each is a number, a shape, a
+# tuple, a set of letters, a few letters or a pair of numbers and a letter, fixed by its question).
+LEFT_OUT: dict[str, str] = {}
 SEPARATORS = re.compile(r"[\s,;{}()\[\]\"']+")
 NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 WHOLE = re.compile(r"^[+-]?\d+$")
@@ -188,13 +191,16 @@ class Replies:
     """The checker's replies to the values of one exercise, in one language: a list of distinct
     messages (index 0: right), the verdict of a value, and the index of its reply."""
 
-    def __init__(self, exercise_id: str) -> None:
+    def __init__(self, exercise_id: str, rights: list | None = None, wrap=None) -> None:
+        """``wrap`` makes the whole answer from a part of it (a pair's weights, or its letter)."""
         from helpers.checks import evaluate, exercises
 
         self.id = exercise_id
         self.exercise = exercises()[exercise_id]
-        self.evaluate = evaluate
-        correct, message = evaluate(exercise_id, self.right_value())
+        self.rights = rights if rights is not None else catalogues()[exercise_id][0]
+        self.wrap = wrap or (lambda answer: answer)
+        self.evaluate = lambda exercise_id, answer, attempt=1: evaluate(exercise_id, self.wrap(answer), attempt)
+        correct, message = self.evaluate(exercise_id, self.right_value())
         assert correct, f"{exercise_id}: the catalogue's right answer is rejected: {message}"
         self.messages = [message]
         self.index = {message: 0}
@@ -202,12 +208,12 @@ class Replies:
             self.generic = [evaluate(exercise_id, 0, attempt)[1] for attempt in (1, 2)]
 
     def right_value(self):
-        return catalogues()[self.id][0][0]
+        return self.rights[0]
 
     def verdict(self, answer) -> bool | str | None:
         """True, a hint (str), or None for the generic reply."""
         try:
-            verdict = self.exercise.checker(answer)
+            verdict = self.exercise.checker(self.wrap(answer))
         except Exception:  # noqa: BLE001 - evaluate() words it
             return self.evaluate(self.id, answer)[1]
         return True if verdict is True else verdict if isinstance(verdict, str) else None
@@ -283,14 +289,46 @@ def _numbers_kind(replies: Replies, right) -> dict | None:
     return {"shape": list(array.shape), "h": [10.0 ** (e + j) for j in range(grids)], "bands": bands, "array": array}
 
 
+def _pair(answer) -> tuple | None:
+    """(numbers, letter) if the answer is such a pair (02.3: three weights and a choice)."""
+    if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str) and not isinstance(answer[0], str):
+        return answer
+    return None
+
+
 def exercise_data(exercise_id: str, salt_seed: str = "attention-lab") -> dict:
-    """What the page needs to check one exercise (in the current language of helpers.i18n)."""
-    replies = Replies(exercise_id)
+    """What the page needs to check one exercise (in the current language of helpers.i18n). A pair
+    is checked as the checker does, its numbers first, then, with them right, its letter."""
     rights, wrongs = catalogues()[exercise_id]
     salt = hashlib.sha256(f"{salt_seed}|{exercise_id}".encode()).hexdigest()[:16]
+    pair = _pair(rights[0])
+    if not pair:
+        return {"id": exercise_id, **_data(Replies(exercise_id), rights, wrongs, salt)}
+    numbers, letter = pair
+    pairs = [w for w in wrongs if _pair(w)]
+    first = Replies(exercise_id, [r[0] for r in rights if _pair(r)], wrap=lambda part: (part, letter))
+    second = Replies(exercise_id, [letter], wrap=lambda part: (numbers, part))
+    right_numbers = {typed(r[0]) for r in rights if _pair(r)}
+    return {
+        "id": exercise_id, "kind": "pair", "generic": first.generic,
+        "unpaired": _unpaired(exercise_id, numbers),
+        "parts": [_data(first, first.rights, [w[0] for w in pairs if w[1] == letter], salt + "|0"),
+                  _data(second, second.rights, [w[1] for w in pairs if typed(w[0]) in right_numbers], salt + "|1")],
+    }
+
+
+def _unpaired(exercise_id: str, numbers) -> str:
+    """The checker's reply to numbers alone, without the letter of the pair."""
+    from helpers.checks import evaluate
+
+    return evaluate(exercise_id, numbers)[1]
+
+
+def _data(replies: Replies, rights: list, wrongs: list, salt: str) -> dict:
+    """The data of one answer (or one part of a pair): see the module docstring."""
     cells: dict[str, int] = {}
     numbers = _numbers_kind(replies, rights[0])
-    data: dict = {"id": exercise_id, "salt": salt}
+    data: dict = {"salt": salt}
     if numbers:
         array, steps = numbers["array"], numbers["h"]
         scalar = array.ndim == 0

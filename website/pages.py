@@ -58,7 +58,7 @@ TEXT = {
         "progress_text": ("Predictions you committed and exercises you checked right on these pages, "
                           "counted in this browser only (nothing leaves it)."),
         "progress_of": "{done} of {total} predictions",
-        "progress_exercises_of": "{done} of {total} exercises checked right",
+        "progress_exercises_of": "exercises checked right: {done} of {total}",
         "check_label": "Your answer to exercise {id}",
         "check_button": "Check",
         "check_help": ("Type the value you would give to check(): a number, or several separated by "
@@ -127,7 +127,7 @@ TEXT = {
         "progress_text": ("이 페이지들에서 확정한 예측과 맞게 채점된 연습문제의 수입니다. 이 브라우저에만 세어 "
                           "두며 밖으로 나가지 않습니다."),
         "progress_of": "예측 {total}개 중 {done}개",
-        "progress_exercises_of": "연습문제 {total}개 중 {done}개 정답",
+        "progress_exercises_of": "맞게 채점한 연습문제: {total}개 중 {done}개",
         "check_label": "연습문제 {id}의 답",
         "check_button": "채점",
         "check_help": ("check()에 넘길 값을 입력합니다. 수 하나, 또는 쉼표로 구분한 여러 값(모양, 행 번호 목록, "

@@ -127,6 +127,12 @@
       var index = data.cells[sha256(data.salt + "|" + preimage).slice(0, 12)];
       return index === undefined ? null : index;
     }
+    if (data.kind === "pair") {  // numbers, then a letter: the numbers first, then, with them right, the letter
+      var all = words(text), last = all[all.length - 1];
+      if (all.length < 2 || NUMBER.test(last)) return { right: false, message: data.unpaired };
+      var first = verdict(data.parts[0], all.slice(0, -1).join(", "), attempt);
+      return first.page || !first.right ? first : verdict(data.parts[1], last, attempt);
+    }
     var index = null;
     if (data.kind === "tokens") {
       index = find("t|" + canonical(text, data.ordered));
