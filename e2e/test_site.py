@@ -5,6 +5,7 @@ opens in a fresh browser context (nothing cached), so its first load is what a n
 downloads. Every page: no console error, no failed request, no request leaving the site's
 origin, maths typeset, a link to its twin in the other language, a first load within
 budget, and no axe-core (WCAG 2.1 A/AA) violation. Under every Predict the output waits for a guess;
+an exercise whose answer is a value is checked on its page, by keyboard, with the Python checker's reply;
 every internal link and anchor resolves. Every explorer: every control moved from the keyboard or the mouse, each move showing
 the picture and readouts of the new position; a few positions checked pixel for pixel
 against the kernel's own picture; the input-to-picture latency measured and printed.
@@ -13,6 +14,7 @@ Results and screenshots: build/site-e2e/.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -443,6 +445,38 @@ def test_latency_one_display_frame(browser, site_url):
         context.close()
 
 
+@contextlib.contextmanager
+def opened_at(browser, site_url: str, path: str, viewport: dict):
+    """A page in a fresh context at ``viewport``, loaded; yields (page, watch)."""
+    context = browser.new_context(viewport=viewport)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watch = Watch(page, site_url)
+    try:
+        page.goto(site_url + path)
+        page.wait_for_load_state("networkidle")
+        yield page, watch
+    finally:
+        context.close()
+
+
+def progress_counts_then_resets(page, site_url: str, lang: str, stem: str, kind: str, screenshot: str) -> None:
+    """The contents page counts one of this chapter's Predicts (kind "predicts") or exercises checked right
+    ("exercises"); the reset forgets it, and the browser keeps nothing."""
+    count, template_of, total_of = {"predicts": (".al-progress-count", "data-of", "data-total"),
+                                    "exercises": (".al-progress-exercises", "data-exercises-of", "data-exercises")}[kind]
+    page.goto(f"{site_url}{lang}/index.html")
+    page.wait_for_load_state("networkidle")
+    item = page.locator(f".al-progress li[data-page='{lang}/{stem}']")
+    template = page.locator(".al-progress").get_attribute(template_of).replace("{total}", item.get_attribute(total_of))
+    assert item.locator(count).text_content() == template.replace("{done}", "1")
+    item.scroll_into_view_if_needed()
+    page.screenshot(path=str(OUT / screenshot))
+    page.locator(".al-progress .al-reset").click()
+    assert item.locator(count).text_content() == template.replace("{done}", "0")
+    assert page.evaluate("() => localStorage.getItem('attention-lab-progress-v1')") is None, "the reset kept it"
+
+
 PREDICT_PAGES = [("en", "02_softmax"), ("ko", "05_masking")]
 PHONE = {"width": 390, "height": 844}
 
@@ -453,13 +487,7 @@ def test_predict_then_see_by_keyboard_and_progress(browser, site_url, lang, stem
     the guess above it; a reload remembers it; the contents page counts it; the reset forgets it."""
     OUT.mkdir(parents=True, exist_ok=True)
     for width, viewport in (("desktop", VIEWPORT), ("phone", PHONE)):
-        context = browser.new_context(viewport=viewport)
-        context.set_default_timeout(30_000)
-        page = context.new_page()
-        watch = Watch(page, site_url)
-        try:
-            page.goto(f"{site_url}{lang}/{stem}.html")
-            page.wait_for_load_state("networkidle")
+        with opened_at(browser, site_url, f"{lang}/{stem}.html", viewport) as (page, watch):
             form = page.locator("form.al-predict").first
             number = form.get_attribute("data-number")
             outputs = page.locator(f".tag_al-answer-{number} .cell_output")
@@ -488,19 +516,8 @@ def test_predict_then_see_by_keyboard_and_progress(browser, site_url, lang, stem
             page.screenshot(path=str(OUT / f"predict-{lang}-{stem}-{width}-after.png"))
             watch.reload(page)
             assert outputs.first.is_visible(), "a reload forgot the committed guess"
-            page.goto(f"{site_url}{lang}/index.html")
-            page.wait_for_load_state("networkidle")
-            item = page.locator(f".al-progress li[data-page='{lang}/{stem}']")
-            template = page.locator(".al-progress").get_attribute("data-of").replace("{total}", item.get_attribute("data-total"))
-            assert item.locator(".al-progress-count").text_content() == template.replace("{done}", "1")
-            item.scroll_into_view_if_needed()
-            page.screenshot(path=str(OUT / f"progress-{lang}-{width}.png"))
-            page.locator(".al-progress .al-reset").click()
-            assert item.locator(".al-progress-count").text_content() == template.replace("{done}", "0")
-            assert page.evaluate("() => localStorage.getItem('attention-lab-progress-v1')") is None, "the reset kept it"
+            progress_counts_then_resets(page, site_url, lang, stem, "predicts", f"progress-{lang}-{width}.png")
             assert not watch.errors and not watch.outside
-        finally:
-            context.close()
 
 
 def test_every_internal_link_and_anchor_resolves_and_external_links_come_from_one_setting():
@@ -561,3 +578,52 @@ def test_every_internal_link_and_anchor_resolves_and_external_links_come_from_on
                 broken.append(f"{path.relative_to(SITE)}: {link} (no #{anchor} there)")
     assert not broken, f"{len(broken)} broken links, e.g.\n" + "\n".join(broken[:20])
     assert not outside, f"{len(outside)} links to the course's repository not built from SITE_REPOSITORY:\n" + "\n".join(outside[:20])
+
+
+CHECK_PAGES = [("en", "01_dot_product", "01.2"), ("ko", "04_self_attention_qkv", "04.1")]
+
+
+@pytest.mark.parametrize("lang, stem, exercise_id", CHECK_PAGES)
+def test_exercise_checked_on_the_page_by_keyboard_and_progress(browser, site_url, lang, stem, exercise_id):
+    """An exercise whose answer is a value: a wrong answer typed and checked with the keyboard alone gets
+    the Python checker's hint, the right one its "Correct!", both in the page's language; axe finds nothing
+    with the replies shown; the contents page counts the exercise; the reset forgets it."""
+    from helpers import i18n
+    from helpers.checks import evaluate
+    from website import checks
+
+    rights, wrongs = checks.catalogues()[exercise_id]
+    i18n.set_language(lang)
+    try:
+        wrong = next(w for w in wrongs if checks.typed(w) and checks.numbers_of(checks.typed(w)) is not None)
+        expected = {"wrong": evaluate(exercise_id, wrong), "right": evaluate(exercise_id, rights[0])}
+    finally:
+        i18n.set_language(None)
+    answers = {"wrong": checks.typed(wrong), "right": checks.typed(rights[0])}
+    OUT.mkdir(parents=True, exist_ok=True)
+    for width, viewport in (("desktop", VIEWPORT), ("phone", PHONE)):
+        with opened_at(browser, site_url, f"{lang}/{stem}.html", viewport) as (page, watch):
+            form = page.locator(f'form.al-check[data-exercise="{exercise_id}"]')
+            reply = form.locator(".al-check-reply")
+            form.scroll_into_view_if_needed()
+            for outcome in ("wrong", "right"):
+                form.locator("input").focus()
+                page.keyboard.press("Control+A")
+                page.keyboard.type(answers[outcome])
+                if outcome == "wrong":
+                    page.keyboard.press("Enter")  # submits from the field
+                else:
+                    page.keyboard.press("Tab")  # to the Check button
+                    page.keyboard.press("Enter")
+                correct, message = expected[outcome]
+                mark = "✅ " if correct else "❌ "
+                page.wait_for_function("([el, text]) => el.textContent === text", arg=[reply.element_handle(), mark + message])
+                assert correct == (outcome == "right")
+                assert reply.is_visible()
+                form.scroll_into_view_if_needed()
+                page.screenshot(path=str(OUT / f"check-{lang}-{exercise_id}-{width}-{outcome}.png"))
+                if width == "desktop":
+                    violations = axe_violations(page)
+                    assert not violations, f"axe-core (WCAG 2.1 A/AA) with the {outcome} reply shown: {violations}"
+            progress_counts_then_resets(page, site_url, lang, stem, "exercises", f"progress-exercises-{lang}-{width}.png")
+            assert not watch.errors and not watch.outside

@@ -17,6 +17,9 @@ from helpers.checks import as_array, evaluate
 # Every chapter's cases, as registered by exercise_tests: (exercise id, answer, right?).
 # tests/test_korean.py replays them with the feedback in Korean.
 ALL_CASES: list[tuple[str, object, bool]] = []
+# Every chapter's catalogue as registered: exercise id -> (right answers, wrong answers). The site
+# (website/checks.py) builds its in-page checks from it, and tests/test_site_checks.py replays it.
+CATALOGUES: dict[str, tuple[list, list]] = {}
 
 COMMON = {"0.000", "0.0000", "1.000", "1.0000"}  # appear in hints about weights summing to 1
 
@@ -55,6 +58,8 @@ def exercise_tests(
     secrets = secrets or {}
     ALL_CASES.extend([(k, a, True) for k, answers in rights.items() for a in answers[:1]])
     ALL_CASES.extend([(k, a, False) for k, answers in wrong.items() for a in answers])
+    for k in rights.keys() | wrong.keys():
+        CATALOGUES[k] = (rights.get(k, []), list(wrong.get(k, [])))
 
     @pytest.mark.parametrize("exercise_id, answer", [(k, a) for k, answers in rights.items() for a in answers])
     def test_right(exercise_id, answer):

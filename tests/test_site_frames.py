@@ -128,8 +128,31 @@ def test_pages_carry_explorer_practice_box_and_exercise_note(language):
     assert "application/vnd.jupyter.widget-view+json" not in text, "a widget the page cannot show"
     assert TEXT[language]["snaps"] in text and "sequence length → 8, 9" in text
     assert "colab.research.google.com/github/o/r/blob/main/notebooks/" + ("ko/" if language == "ko" else "") in text
-    assert TEXT[language]["exercises"] in text
+    assert TEXT[language]["exercises_here"] in text  # 05.5's answer is a value: checked on the page
     assert any("al-exercise" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+    ids = [c["id"] for c in nb["cells"]]
+    form = nb["cells"][ids.index("al-check-05-5")]
+    assert "al-exercise-checked" in nb["cells"][ids.index("al-check-05-5") - 1]["metadata"]["tags"]
+    assert 'data-exercise="05.5"' in form["source"] and 'data-src="_checks/05_masking.json"' in form["source"]
+    assert f'data-key="{language}/05_masking#05.5"' in form["source"] and 'type="submit"' in form["source"]
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_site_checked_exercise_has_its_box_on_its_chapter_page_only(language):
+    """Each exercise website.checks checks gets one box, under its own cell, on its chapter's page in
+    both editions; a worked solution's page has none (it shows the answers)."""
+    from website.checks import site_checked
+    from website.pages import checked_on_page
+
+    found = []
+    for notebook in edition_notebooks(language):
+        boxes = [c["id"] for c in page_notebook(notebook, language, _fake_manifests(
+            notebook, json.loads(notebook.read_text(encoding="utf-8"))["cells"]), None)["cells"]
+            if c["id"].startswith("al-check-")]
+        assert boxes == ["al-check-" + i.replace(".", "-") for i in checked_on_page(notebook, language)]
+        assert not boxes or "/" not in docname(notebook, language)
+        found += boxes
+    assert sorted(found) == sorted("al-check-" + i.replace(".", "-") for i in site_checked())
 
 
 def test_twin_links_and_colab_paths():
@@ -247,9 +270,11 @@ def test_the_contents_page_maps_the_course_with_progress(language):
 
     index = index_markdown(language, None)
     assert f"## {TEXT[language]['progress_title']}" in index and 'class="al-reset"' in index
-    pages = re.findall(r'<li data-page="([^"]+)" data-total="(\d+)">', index)
-    assert (f"{language}/05_masking", ) == tuple(p for p, _ in pages if p.endswith("05_masking"))
-    assert len(pages) >= 12 and all(int(total) > 0 for _, total in pages)
+    pages = re.findall(r'<li data-page="([^"]+)" data-total="(\d+)" data-exercises="(\d+)">', index)
+    assert (f"{language}/05_masking", ) == tuple(p for p, _, _ in pages if p.endswith("05_masking"))
+    assert len(pages) >= 12 and all(int(total) + int(checked) > 0 for _, total, checked in pages)
+    assert sum(int(checked) for _, _, checked in pages) >= 30  # exercises checked on the page count too
+    assert 'class="al-progress-exercises"' in index
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])

@@ -9,8 +9,9 @@
    (``website.pages``); a file is rewritten only when it changes, so Sphinx re-reads only it.
 3. Sphinx (myst-nb, nothing executed) builds both editions in parallel into
    ``build/site/en`` and ``build/site/ko``.
-4. The pictures, the notebooks to download, MathJax (from the ``sphinx-mathjax-offline`` package)
-   and a language chooser at ``build/site/index.html`` complete the site.
+4. The pictures, the notebooks to download, MathJax (from the ``sphinx-mathjax-offline`` package),
+   the data of the exercises checked on their pages (``website.checks``, cached in
+   ``build/site-cache/checks/``) and a language chooser at ``build/site/index.html`` complete the site.
 
 Nothing is fetched: the toolchain is ``requirements-site.txt``, installed from PyPI.
 """
@@ -265,13 +266,16 @@ def main(argv: list[str] | None = None) -> None:
     prepare_mathjax()
     run_sphinx(args.languages)
     publish_assets(args.languages, folders)
+    from website.checks import publish as publish_checks
+
+    checked = publish_checks(SITE, args.languages, CACHE / "checks")
     (SITE / "site.json").write_text(json.dumps({"repository": repository}) + "\n", encoding="utf-8")
     size, count = site_size()
     pictures = sum(len(set(m["frames"])) for lang in manifests.values() for m in lang.values())
     positions = sum(len(m["states"]) for lang in manifests.values() for m in lang.values())
     explorers = sum(len(lang) for lang in manifests.values())
     print(f"site: {SITE.relative_to(ROOT)}/ ({', '.join(args.languages)}), {size / 1e6:.1f} MB in {count} files; "
-          f"{explorers} explorers, {positions} positions, {pictures} pictures; "
+          f"{explorers} explorers, {positions} positions, {pictures} pictures, {checked} exercises checked on their pages; "
           f"explorers {drawn - start:.1f} s, total {time.perf_counter() - start:.1f} s")
 
 

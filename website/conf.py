@@ -27,7 +27,7 @@ def configure(settings: dict, language: str) -> None:
         html_title="Attention Lab" + (" · 한국어" if language == "ko" else ""),
         html_static_path=[str(HERE / "static"), str(CACHE / "mathjax")],
         html_css_files=["site.css"],
-        html_js_files=["predict.js", ("explorer.js", {"defer": "defer"})],  # predict.js first: hides answers before paint
+        html_js_files=["predict.js", ("explorer.js", {"defer": "defer"}), ("checks.js", {"defer": "defer"})],  # predict.js first: hides answers before paint
         templates_path=[str(HERE / "templates")],
         locale_dirs=[str(HERE / "locale")],
         html_favicon=str(HERE / "static" / "favicon.svg"),

@@ -8,7 +8,9 @@ Each notebook of the edition is copied as stored (nothing is re-executed) with t
 - after the title cell, a box for practice: the ``.ipynb`` to download, the command that runs it
   locally, an "Open in Colab" link (from the one repository URL, ``SITE_REPOSITORY``) and the
   twin page in the other language (without a repository address, no Colab link, and a line saying so);
-- before the first exercise, a note that the checks run in a kernel, not on this page.
+- before the first exercise, a note on where its answers are checked: under an exercise whose answer
+  is a value, a box that checks it on the page (``website/checks.py``, ``website/static/checks.js``);
+  the others run ``check(...)`` in a kernel, not on this page.
 
 ``index.md`` lists the notebooks (the README's table) and holds the table of contents.
 """
@@ -53,11 +55,27 @@ TEXT = {
         "predict_skipped": "You skipped this prediction.",
         "predict_hidden": "The output is hidden until you commit a prediction above.",
         "progress_title": "Your progress",
-        "progress_text": ("Predictions you committed on these pages, counted in this browser only "
-                          "(nothing leaves it)."),
+        "progress_text": ("Predictions you committed and exercises you checked right on these pages, "
+                          "counted in this browser only (nothing leaves it)."),
         "progress_of": "{done} of {total} predictions",
+        "progress_exercises_of": "exercises checked right: {done} of {total}",
+        "check_label": "Your answer to exercise {id}",
+        "check_button": "Check",
+        "check_help": ("Type the value you would give to check(): a number, or several separated by "
+                       "commas (a shape, a list of rows, letters). The reply is the notebook checker's."),
+        "check_empty": "Type an answer first.",
+        "check_numbers": "This exercise asks for numbers: type them, separated by commas.",
+        "check_done": "You checked this exercise right in this browser.",
+        "check_unavailable": "This check could not load; run the notebook to check your answer.",
         "progress_reset": "Forget my progress in this browser",
         "twin": "한국어로 읽기",
+        "exercises_here": ("<strong>Checking your answers.</strong> An exercise below whose answer is a value "
+                           "(a number, a shape, a few letters) has a box under it: type your answer and choose "
+                           "Check, and the page replies as the notebook's <code>check(...)</code> does, right or a "
+                           "hint. The other exercises are checked in Python, which this page cannot run: the ❌ "
+                           "under them is what the notebook shows before you answer. To check those, run the "
+                           "notebook: download it, open it in Colab, or run <code>make lab</code> in the "
+                           "repository (links at the top of this page)."),
         "exercises": ("<strong>Checking your answers.</strong> Each exercise below calls "
                       "<code>check(...)</code>, which runs in Python: this page cannot run it, and the "
                       "❌ under each cell is what the notebook shows before you answer. To check an "
@@ -106,10 +124,26 @@ TEXT = {
         "predict_skipped": "이 예측은 건너뛰었습니다.",
         "predict_hidden": "위에서 예측을 확정할 때까지 출력을 가려 둡니다.",
         "progress_title": "나의 진도",
-        "progress_text": "이 페이지들에서 확정한 예측의 수입니다. 이 브라우저에만 세어 두며 밖으로 나가지 않습니다.",
+        "progress_text": ("이 페이지들에서 확정한 예측과 맞게 채점된 연습문제의 수입니다. 이 브라우저에만 세어 "
+                          "두며 밖으로 나가지 않습니다."),
         "progress_of": "예측 {total}개 중 {done}개",
+        "progress_exercises_of": "맞게 채점한 연습문제: {total}개 중 {done}개",
+        "check_label": "연습문제 {id}의 답",
+        "check_button": "채점",
+        "check_help": ("check()에 넘길 값을 입력합니다. 수 하나, 또는 쉼표로 구분한 여러 값(모양, 행 번호 목록, "
+                       "글자)입니다. 답변은 노트북 채점기가 하는 말 그대로입니다."),
+        "check_empty": "먼저 답을 입력합니다.",
+        "check_numbers": "이 연습문제는 수를 묻습니다. 쉼표로 구분해 입력합니다.",
+        "check_done": "이 브라우저에서 이 연습문제를 맞게 채점했습니다.",
+        "check_unavailable": "채점 자료를 불러오지 못했습니다. 노트북을 실행해 답을 확인합니다.",
         "progress_reset": "이 브라우저에 남은 진도 지우기",
         "twin": "Read in English",
+        "exercises_here": ("<strong>답 확인하기.</strong> 아래 연습문제 가운데 답이 값(수, 모양, 글자 몇 개)인 "
+                           "문제에는 그 아래에 입력 칸이 있습니다. 답을 입력하고 채점을 누르면 노트북의 "
+                           "<code>check(...)</code>와 똑같이 정답인지, 아니면 힌트를 알려 줍니다. 나머지 연습문제는 "
+                           "Python에서 채점되며 이 페이지는 그것을 실행할 수 없습니다. 그 아래의 ❌는 답을 쓰기 전에 "
+                           "노트북이 보여 주는 결과입니다. 그 문제들을 채점하려면 노트북을 실행합니다. 내려받거나, "
+                           "Colab에서 열거나, 저장소에서 <code>make lab LANG=ko</code>를 실행합니다(이 페이지 맨 위의 링크)."),
         "exercises": ("<strong>답 확인하기.</strong> 아래 연습문제는 모두 <code>check(...)</code>를 "
                       "호출하며, 이 함수는 Python에서 실행됩니다. 이 페이지는 그것을 실행할 수 없으며, 각 셀 "
                       "아래의 ❌는 답을 쓰기 전에 노트북이 보여 주는 결과입니다. 답을 확인하려면 노트북을 "
@@ -373,6 +407,52 @@ def predict_form(page: str, number: int, language: str) -> str:
     )
 
 
+CHECK_CALL = re.compile(r"\bcheck\(\s*[\"']([^\"']+)[\"']")
+
+
+@functools.cache
+def _site_checked() -> frozenset[str]:
+    from website.checks import site_checked
+
+    return frozenset(site_checked())
+
+
+def checked_on_page(notebook: Path, language: str) -> list[str]:
+    """The exercises a chapter's page checks itself (website/checks.py), in page order; none on a
+    worked solution's page, which shows the answers."""
+    if "/" in docname(notebook, language):
+        return []
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    found = [i for c in cells if c["cell_type"] == "code" for i in CHECK_CALL.findall("".join(c["source"]))]
+    return [i for i in dict.fromkeys(found) if i in _site_checked()]
+
+
+def checks_file(page: str) -> str:
+    """The data of a page's checks, relative to the edition's root."""
+    return f"_checks/{page.replace('/', '-')}.json"
+
+
+def check_form(page: str, exercise_id: str, language: str) -> str:
+    """The box under an exercise whose answer is a value: an input, a Check button and the reply
+    (website/static/checks.js)."""
+    t = TEXT[language]
+    up = "../" * page.count("/")
+    field = "al-check-" + exercise_id.replace(".", "-")
+    return (
+        f'<form class="al-check" data-exercise="{exercise_id}" data-key="{language}/{page}#{exercise_id}" '
+        f'data-src="{up}{checks_file(page)}" '
+        + " ".join(f'data-{name}="{html.escape(t["check_" + name])}"' for name in ("empty", "numbers", "done", "unavailable"))
+        + ">"
+        f'<label for="{field}">{html.escape(t["check_label"].format(id=exercise_id))}</label>'
+        f'<span class="al-check-row"><input id="{field}" type="text" autocomplete="off" spellcheck="false" '
+        f'aria-describedby="{field}-help">'
+        f'<button type="submit">{html.escape(t["check_button"])}</button></span>'
+        f'<span id="{field}-help" class="al-check-help">{html.escape(t["check_help"])}</span>'
+        f'<span class="al-check-reply" role="status" aria-live="polite"></span>'
+        f"</form>\n"
+    )
+
+
 def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], repository: str | None) -> dict:
     """The notebook as the page shows it (see the module docstring)."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
@@ -384,6 +464,7 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
     groups = predict_groups(nb["cells"], language)
     own_anchors = set(ANCHOR.findall("\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")))
     number_of = {predict: n for n, predict in enumerate(sorted(groups))}
+    checked = checked_on_page(notebook, language)
     answer_of = {a: number_of[predict] for predict, answers in groups.items() for a in answers}
     for i, cell in enumerate(nb["cells"]):
         cell = copy.deepcopy(cell)
@@ -412,13 +493,20 @@ def page_notebook(notebook: Path, language: str, manifests: dict[str, dict], rep
                     raise KeyError(f"{notebook}: explorer cell {cell.get('id')} has no pictures ({key})")
                 cell["outputs"] = [{"output_type": "display_data", "metadata": {},
                                     "data": {"text/html": explorer_html(manifests[key], language, up)}}]
-            if re.search(r"\bcheck\(\s*[\"']", source):
+            ids = CHECK_CALL.findall(source)
+            if ids:
                 if not exercise_note_done:
-                    cells.append(_markdown_cell("al-exercise-note", f'<div class="al-exercise-note">{TEXT[language]["exercises"]}</div>\n'))
+                    note = TEXT[language]["exercises_here" if checked else "exercises"]
+                    cells.append(_markdown_cell("al-exercise-note", f'<div class="al-exercise-note">{note}</div>\n'))
                     exercise_note_done = True
                 tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-                tags.append("al-exercise")
+                tags.append("al-exercise-checked" if set(ids) <= set(checked) else "al-exercise")
         cells.append(cell)
+        if cell["cell_type"] == "code":
+            for exercise_id in dict.fromkeys(CHECK_CALL.findall(source)):
+                if exercise_id in checked:
+                    cells.append(_markdown_cell(f"al-check-{exercise_id.replace('.', '-')}",
+                                                check_form(page, exercise_id, language)))
         if i == 0:
             cells.append(_markdown_cell("al-practice", practice_box(page, language, repository)))
         if i in number_of:
@@ -438,13 +526,21 @@ def progress_html(language: str) -> str:
             continue
         nb = json.loads(notebook.read_text(encoding="utf-8"))
         total = len(predict_groups(nb["cells"], language))
+        exercises = len(checked_on_page(notebook, language))
         first = nb["cells"][0]["source"]
         title = ("".join(first) if isinstance(first, list) else first).splitlines()[0].lstrip("# ").strip()
+        counts = ""
         if total:
-            items.append(f'<li data-page="{language}/{page}" data-total="{total}"><a href="{page}.html">'
-                         f'{html.escape(title)}</a> <span class="al-progress-count">'
-                         f'{html.escape(t["progress_of"].format(done=0, total=total))}</span></li>')
-    return (f'<div class="al-progress" data-of="{html.escape(t["progress_of"])}">'
+            counts += (f'<span class="al-progress-count">'
+                       f'{html.escape(t["progress_of"].format(done=0, total=total))}</span>')
+        if exercises:
+            counts += (f'<span class="al-progress-exercises">'
+                       f'{html.escape(t["progress_exercises_of"].format(done=0, total=exercises))}</span>')
+        if counts:
+            items.append(f'<li data-page="{language}/{page}" data-total="{total}" data-exercises="{exercises}">'
+                         f'<a href="{page}.html">{html.escape(title)}</a> {counts}</li>')
+    return (f'<div class="al-progress" data-of="{html.escape(t["progress_of"])}" '
+            f'data-exercises-of="{html.escape(t["progress_exercises_of"])}">'
             f'<p>{html.escape(t["progress_text"])}</p><ul>{"".join(items)}</ul>'
             f'<button type="button" class="al-reset">{html.escape(t["progress_reset"])}</button></div>')
 

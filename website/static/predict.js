@@ -5,7 +5,8 @@
  * explanation after them sits in a div.al-explanation.al-answer-N. Their output and the explanation
  * stay hidden until the learner commits a guess or chooses to skip; then they show, with the guess
  * above the output. Guesses are kept in localStorage under one key; the contents page counts them
- * per notebook, and a button forgets them. Nothing is sent anywhere.
+ * per notebook, with the exercises checked right on the page (website/static/checks.js, which
+ * writes them through window.AttentionLabProgress), and a button forgets both. Nothing is sent anywhere.
  *
  * Loaded in <head> without defer, so the "al-js" class hides the answers before the first paint;
  * without JavaScript the page shows every output, as the stored notebook does.
@@ -16,13 +17,17 @@
   var STORE = "attention-lab-progress-v1";
   document.documentElement.classList.add("al-js");
 
-  function load() {
+  function load() {  // {predicts: {key: guess}, exercises: {key: when checked right}}
+    var data;
     try {
-      var data = JSON.parse(localStorage.getItem(STORE) || "{}");
-      return data && typeof data === "object" && data.predicts ? data : { predicts: {} };
+      data = JSON.parse(localStorage.getItem(STORE) || "{}");
     } catch (e) {
-      return { predicts: {} };
+      data = null;
     }
+    if (!data || typeof data !== "object") data = {};
+    if (!data.predicts || typeof data.predicts !== "object") data.predicts = {};
+    if (!data.exercises || typeof data.exercises !== "object") data.exercises = {};
+    return data;
   }
 
   function save(data) {
@@ -92,32 +97,35 @@
     });
   }
 
+  function showProgress(box, data) {  // each chapter: Predicts committed, exercises checked right
+    box.querySelectorAll("li[data-page]").forEach(function (item) {
+      var prefix = item.getAttribute("data-page") + "#";
+      var complete = true;
+      [["predicts", ".al-progress-count", "data-of", "data-total"],
+       ["exercises", ".al-progress-exercises", "data-exercises-of", "data-exercises"]].forEach(function (kind) {
+        var count = item.querySelector(kind[1]);
+        if (!count) return;
+        var done = Object.keys(data[kind[0]]).filter(function (k) { return k.indexOf(prefix) === 0; }).length;
+        var total = item.getAttribute(kind[3]);
+        count.textContent = box.getAttribute(kind[2]).replace("{done}", String(done)).replace("{total}", total);
+        complete = complete && String(done) === total;
+      });
+      item.classList.toggle("al-done", complete);
+    });
+  }
+
   function setUpProgress(data) {
     document.querySelectorAll(".al-progress").forEach(function (box) {
-      var template = box.getAttribute("data-of");
-      box.querySelectorAll("li[data-page]").forEach(function (item) {
-        var prefix = item.getAttribute("data-page") + "#";
-        var done = Object.keys(data.predicts).filter(function (k) { return k.indexOf(prefix) === 0; }).length;
-        var total = item.getAttribute("data-total");
-        item.querySelector(".al-progress-count").textContent =
-          template.replace("{done}", String(done)).replace("{total}", total);
-        item.classList.toggle("al-done", done > 0 && String(done) === total);
-      });
-      var reset = box.querySelector(".al-reset");
-      reset.addEventListener("click", function () {
+      showProgress(box, data);
+      box.querySelector(".al-reset").addEventListener("click", function () {
         try { localStorage.removeItem(STORE); } catch (e) { /* nothing kept */ }
-        setUpProgress.refresh();
+        showProgress(box, load());
       });
     });
   }
-  setUpProgress.refresh = function () {
-    document.querySelectorAll(".al-progress li[data-page]").forEach(function (item) {
-      var box = item.closest(".al-progress");
-      item.querySelector(".al-progress-count").textContent =
-        box.getAttribute("data-of").replace("{done}", "0").replace("{total}", item.getAttribute("data-total"));
-      item.classList.remove("al-done");
-    });
-  };
+
+  // website/static/checks.js keeps the exercises checked right in the same place.
+  window.AttentionLabProgress = { load: load, save: save };
 
   document.addEventListener("DOMContentLoaded", function () {
     var data = load();
