@@ -56,6 +56,7 @@ BACKGROUND = 0.0
 HELD_OUT_COMBOS = (("red", "ball"), ("green", "cup"), ("blue", "block"))  # never in a training scene
 WEIGHTS_FILE = "tiny_vla.safetensors"
 MASK_COMPARISON_FILE = "vla_mask_comparison.json"  # scripts/compare_vla_masks.py: both masks, several seeds
+SCHEDULE_TUNING_FILE = "vla_schedule_tuning.json"  # scripts/compare_vla_masks.py --tuning-log: 1500 against 3000 steps
 
 
 def _shape_masks() -> dict[str, np.ndarray]:
