@@ -56,6 +56,13 @@ BACKGROUND = 0.0
 HELD_OUT_COMBOS = (("red", "ball"), ("green", "cup"), ("blue", "block"))  # never in a training scene
 WEIGHTS_FILE = "tiny_vla.safetensors"
 MASK_COMPARISON_FILE = "vla_mask_comparison.json"  # scripts/compare_vla_masks.py: both masks, several seeds
+SCHEDULE_TUNING_FILE = "vla_schedule_tuning.json"  # scripts/compare_vla_masks.py --tuning-log: 1500 against 3000 steps
+
+
+def mask_comparison_file(steps: int | None = None) -> str:
+    """The comparison log of one schedule: MASK_COMPARISON_FILE for the shipped models' (VLAConfig().steps), else
+    vla_mask_comparison_<steps>.json."""
+    return MASK_COMPARISON_FILE if steps in (None, VLAConfig.steps) else f"vla_mask_comparison_{steps}.json"
 
 
 def _shape_masks() -> dict[str, np.ndarray]:
@@ -453,15 +460,16 @@ MASK_COMPARISON_FIELDS = (
 )
 
 
-def load_mask_comparison(path: str | Path | None = None) -> list[dict]:
+def load_mask_comparison(path: str | Path | None = None, steps: int | None = None) -> list[dict]:
     """The runs of ``scripts/compare_vla_masks.py``, one dict per (mask, seed) with the keys MASK_COMPARISON_FIELDS.
 
     "probe" is a list of (step, success on 256 unseen scenes); "steps to 95 %" is the first such
     step at or above 0.95, or None; successes and accuracies are fractions (on 1000 scenes).
     Default: the committed ``data/vla_mask_comparison.json`` (the shipped design: the shape word
-    in the suffix, ``prefix_words=2``).
+    in the suffix, ``prefix_words=2``, on the shipped models' schedule); ``steps``: the committed log
+    of that schedule (:func:`mask_comparison_file`).
     """
-    path = Path(path) if path is not None else DATA_DIR / MASK_COMPARISON_FILE
+    path = Path(path) if path is not None else DATA_DIR / mask_comparison_file(steps)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; run `python scripts/compare_vla_masks.py` to make it")
     runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
@@ -470,6 +478,23 @@ def load_mask_comparison(path: str | Path | None = None) -> list[dict]:
             raise ValueError(f"{path.name}: a run has the fields {tuple(run)}, expected {MASK_COMPARISON_FIELDS}")
         run["probe"] = [tuple(point) for point in run["probe"]]
     return runs
+
+
+def load_schedule_tuning(path: str | Path | None = None) -> dict:
+    """The schedule tuning of ``scripts/compare_vla_masks.py --tuning-log``: a dict with "rule", "mean success"
+    (per number of steps, as a string), "chosen steps" and "runs" (one dict per (steps, mask, seed) with the
+    keys MASK_COMPARISON_FIELDS, as :func:`load_mask_comparison` gives them). Default: the committed
+    ``data/vla_schedule_tuning.json``.
+    """
+    path = Path(path) if path is not None else DATA_DIR / SCHEDULE_TUNING_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run `python scripts/compare_vla_masks.py --tuning-log ROWS` to make it")
+    log = json.loads(path.read_text(encoding="utf-8"))
+    for run in log["runs"]:
+        if tuple(run) != MASK_COMPARISON_FIELDS:
+            raise ValueError(f"{path.name}: a run has the fields {tuple(run)}, expected {MASK_COMPARISON_FIELDS}")
+        run["probe"] = [tuple(point) for point in run["probe"]]
+    return log
 
 
 def untrained(config: VLAConfig = VLAConfig()) -> TinyVLA:

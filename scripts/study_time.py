@@ -124,6 +124,7 @@ EXERCISE_KIND = {
     "11.3": "value",   # a memory-bandwidth floor
     "11.4": "code",    # knock out one look, measure success
     "11.5": "code",    # patch one position of the residual, measure recovery
+    "11.6": "value",   # a patching recovery from three runs' logits, by hand
 }
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)

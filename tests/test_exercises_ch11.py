@@ -60,7 +60,7 @@ torch.set_num_threads(1)
 CLEAN, CORRUPTED = [a for a, _ in patching_scenes()], [b for _, b in patching_scenes()]
 TARGET_PATCH = recovered("prefix", patch_mask(0, CLEAN))
 RIGHT = {"11.1": 218_112_000, "11.2": unpatchify, "11.3": 7 * 3e9 * 2 / 3.35e12 * 1000, "11.4": knocked_out(),
-         "11.5": TARGET_PATCH}
+         "11.5": TARGET_PATCH, "11.6": 0.7}
 WRONG = {
     "11.1": [243_277_824, 218_112_000 - 8192, 218_112_000 - 4096 * 14336, 202_383_360],
     "11.2": [unpatchify_wrong_order, unpatchify_flat, "unpatchify"],
@@ -72,6 +72,7 @@ WRONG = {
     "11.5": [8.3, -1.0] + distinct([  # the other object's patch, every patch, the causal model
         recovered("prefix", patch_mask(0, CORRUPTED)), recovered("prefix", list(range(16))),
         recovered("causal", patch_mask(0, CLEAN))], TARGET_PATCH),
+    "11.6": [70, -0.7, 0.25, 0.3, 2.5 / 4.5, 1.0, 0.0],  # a percentage, the sign, from zero, the rest, one logit
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG)

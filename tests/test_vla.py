@@ -271,3 +271,37 @@ def test_the_comparison_log_is_the_shipped_design():
     for mask in ("causal", "prefix"):
         row = next(r for r in runs if r["mask"] == mask and r["seed"] == VLAConfig().init_seed)
         assert [tuple(p) for p in json.loads(meta[f"{mask}.curve"])] == row["probe"]
+
+
+def test_the_schedule_tuning_log_follows_its_rule():
+    """data/vla_schedule_tuning.json: 1500 against 3000 steps on seeds 0-2 of both masks; its 1500-step rows are the
+    comparison log's; the means are the runs' means; the chosen schedule is the rule's (the longer only if its mean
+    final success is more than 2 points higher)."""
+    from helpers.vla import load_schedule_tuning
+    from scripts.compare_vla_masks import (
+        MASKS,
+        TUNING_MARGIN,
+        TUNING_SEEDS,
+        TUNING_STEPS,
+        tuning_choice,
+    )
+
+    log = load_schedule_tuning()
+    runs = log["runs"]
+    assert sorted((r["steps"], r["mask"], r["seed"]) for r in runs) == sorted(
+        (steps, mask, seed) for steps in TUNING_STEPS for mask in MASKS for seed in TUNING_SEEDS)
+    logged = {(r["mask"], r["seed"], r["steps"]): r for r in load_mask_comparison()}
+    for run in runs:
+        if run["steps"] == TUNING_STEPS[0]:  # the shipped models' schedule: its rows are the comparison log's
+            row = logged[run["mask"], run["seed"], run["steps"]]
+            assert all(run[k] == row[k] for k in run)
+        assert 0 <= run["success on unseen scenes"] <= 1
+    means, chosen = tuning_choice(runs)
+    assert {int(k): v for k, v in log["mean success"].items()} == pytest.approx(means, abs=1e-6)
+    for steps, by_mask in log["mean success by mask"].items():
+        for mask, mean in by_mask.items():
+            picked = [r["success on unseen scenes"] for r in runs if (r["steps"], r["mask"]) == (int(steps), mask)]
+            assert mean == pytest.approx(sum(picked) / len(picked), abs=1e-6)
+    assert log["chosen steps"] == chosen == (TUNING_STEPS[1] if means[TUNING_STEPS[1]] - means[TUNING_STEPS[0]] > TUNING_MARGIN
+                                             else TUNING_STEPS[0])
+    assert all(r["init_seed"] == r["seed"] and r["data_seed"] == r["seed"] + 1 for r in runs)

@@ -156,12 +156,53 @@ def _patch_the_target(answer):
     found = _patched_recoveries()
     if math.isclose(value, found["right"], abs_tol=PATCHING_TOLERANCE):
         return True
-    if math.isclose(value, found["the other object's patch"], abs_tol=PATCHING_TOLERANCE):
-        return "that is the patch of the object the corrupted run names; patch the clean run's target, the object it names."
-    if math.isclose(value, found["every patch"], abs_tol=PATCHING_TOLERANCE):
-        return "that patches all 16 patches, as section 9 does; patch only the target's patch, one position per scene."
-    if math.isclose(value, found["causal"], abs_tol=PATCHING_TOLERANCE):
-        return "that is the causal model, whose patches never see the words; use the prefix-LM model."
+    hint = _near_miss(value, {
+        "that is the patch of the object the corrupted run names; patch the clean run's target, the object it names.":
+            found["the other object's patch"],
+        "that patches all 16 patches, as section 9 does; patch only the target's patch, one position per scene.": found["every patch"],
+        "that is the causal model, whose patches never see the words; use the prefix-LM model.": found["causal"],
+    })
+    if hint:
+        return hint
     if abs(value) > 1.5:
         return "a recovery is a fraction of the clean-minus-corrupted difference: near 0 or 1, not a logit."
     return False
+
+
+# Exercise 11.6: logits of (the clean run's x token, the corrupted run's x token) at the query that writes x
+PATCHING_BY_HAND = {"clean": (5.0, 1.0), "corrupted": (0.5, 6.5), "patched": (3.0, 2.0)}
+
+
+def _by_hand() -> dict[str, float]:
+    """11.6's recovery, and the near misses a checker should name."""
+    metric = {run: a - b for run, (a, b) in PATCHING_BY_HAND.items()}
+    clean_token = {run: a for run, (a, _) in PATCHING_BY_HAND.items()}
+    right = (metric["patched"] - metric["corrupted"]) / (metric["clean"] - metric["corrupted"])
+    return {
+        "right": right,
+        "zero": metric["patched"] / metric["clean"],
+        "rest": 1 - right,
+        "logit": (clean_token["patched"] - clean_token["corrupted"]) / (clean_token["clean"] - clean_token["corrupted"]),
+    }
+
+
+@exercise("11.6", hint="first the metric of each run (the clean x token's logit minus the corrupted one's); then how far the patched "
+          "run's metric has moved from the corrupted run's, as a fraction of the whole way to the clean run's.")
+def _patching_by_hand(answer):
+    value = number(answer)
+    found = _by_hand()
+    if math.isclose(value, found["right"], abs_tol=PATCHING_TOLERANCE):
+        return True
+    hints = {
+        "give a fraction between 0 and 1, not a percentage.": 100 * found["right"],
+        "check the sign: a site that moves the metric towards the clean run's recovers a positive fraction.": -found["right"],
+        "the fraction is measured from the corrupted run's metric, not from zero.": found["zero"],
+        "that is the part the site does not bring back.": found["rest"],
+        "the metric is a difference of two logits, not the clean x token's logit alone: form it for each run first.": found["logit"],
+    }
+    return _near_miss(value, hints) or False
+
+
+def _near_miss(value: float, hints: dict[str, float]) -> str | None:
+    """The first hint whose wrong answer ``value`` matches within PATCHING_TOLERANCE, or None."""
+    return next((hint for hint, wrong in hints.items() if math.isclose(value, wrong, abs_tol=PATCHING_TOLERANCE)), None)
