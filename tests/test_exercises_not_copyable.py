@@ -22,6 +22,12 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 KEY_EXPRESSIONS: dict[str, dict[str, list[str]]] = {
+    # 06.2: the module's return line once carried the weights' shape as a comment, (B, h, n_q, n_k);
+    # now the learner puts it together from the q, k comments and the self-attention shape printed.
+    "06.2": {
+        "code": [],
+        "also": ["(B, h, n_q, n_k)", "(2, 8, 10, 7)"],
+    },
     # 07.2: SwiGLU with W₁ and W₃ fused into one (2·d_ff, d_model) matrix; the notebook shows only
     # the column form W₂(SiLU(W₁x) ⊙ W₃x), never the row form or the split of the fused weight.
     "07.2": {
@@ -39,6 +45,12 @@ KEY_EXPRESSIONS: dict[str, dict[str, list[str]]] = {
     "09.3": {
         "code": ["4096 * bytes_per_token", "80 * 2**30 - 2 * 13_015_864_320", "free // per_sequence"],
         "also": ["13_015_864_320", "13,015,864,320"],
+    },
+    # 09.5: the answer is the two rescaling factors as well as denom (any procedure gives denom, the
+    # online softmax being exact); no cell above prints the factors e^(3−5) and e^(5−6).
+    "09.5": {
+        "code": ["factors.append(math.exp(row_max - new_max))"],
+        "also": ["0.1353", "0.3679", "e^(3−5)", "e^(5−6)"],
     },
     # 10b.5: the one-layer head's copying score (+0.999) was what the notebook prints for the two-layer
     # model's induction heads, so it was guessable; the exercise now asks for the logit gap of the

@@ -133,15 +133,36 @@ def _online(rescale: bool, chunks=CHUNKS) -> float:
     return denom
 
 
+def _online_steps(chunks=CHUNKS) -> tuple[float, ...]:
+    """The rescaling factor applied at each chunk after the first, then denom at the end."""
+    row_max, factors, denom = -math.inf, [], 0.0
+    for k, chunk in enumerate(chunks):
+        new_max = max(row_max, *chunk)
+        if k:
+            factors.append(math.exp(row_max - new_max))
+        denom = denom * (factors[-1] if k else 1.0) + sum(math.exp(s - new_max) for s in chunk)
+        row_max = new_max
+    return (*factors, denom)
+
+
 @exercise(
     "09.5",
     hint="when a chunk brings a larger maximum, everything summed so far was taken against the old one: shrink it "
     "by exp(old maximum − new maximum) before adding the chunk's terms, each taken against the new maximum.",
-    code_hint="new_max = max(row_max, *chunk); denom = denom * math.exp(row_max - new_max) + "
+    code_hint="new_max = max(row_max, *chunk); factor = math.exp(row_max - new_max); denom = denom * factor + "
     "sum(math.exp(s - new_max) for s in chunk); row_max = new_max",
 )
 def _online_softmax(answer):
-    value = number(answer)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        return "give a tuple of three numbers: the factor applied at the second chunk, the one at the third, then denom."
+    first, second, value = (number(v) for v in answer)
+    want = _online_steps()
+    if first > 1 or second > 1:
+        return "a factor is exp(old max − new max), below 1: the old terms shrink when a larger maximum arrives."
+    if abs(first - want[1]) <= 1e-4 and abs(second - want[0]) <= 1e-4 and abs(first - second) > 1e-4:
+        return "the two factors are in the wrong order: the one applied at the second chunk comes first."
+    if first == 1 or second == 1:
+        return "both later chunks bring a new maximum, so neither factor is 1."
     if math.isclose(value, _online(rescale=False), rel_tol=1e-4):
         return "what was summed against an old maximum must be rescaled by exp(old - new) whenever the maximum grows."
     if math.isclose(value, sum(math.exp(s) for chunk in CHUNKS for s in chunk), rel_tol=1e-4):
@@ -149,10 +170,12 @@ def _online_softmax(answer):
     if math.isclose(value, sum(math.exp(s - max(CHUNKS[0])) for chunk in CHUNKS for s in chunk), rel_tol=1e-4):
         return "row_max must move to the new maximum when a chunk brings one."
     if math.isclose(value, _online(rescale=True, chunks=CHUNKS[:2]), rel_tol=1e-4):
-        return "that is denom after the second chunk; the third chunk brings a new maximum too."
-    want = _online(rescale=True)
-    if abs(value - want) <= 1e-4:  # the question asks for 4 decimals, within 0.0001
+        return "that denom is the one after the second chunk; the third chunk brings a new maximum too."
+    got = (first, second, value)
+    if all(abs(g - w) <= 1e-4 for g, w in zip(got, want, strict=True)):  # 4 decimals, within 0.0001
         return True
-    if abs(value - want) <= 0.005:
+    if all(abs(g - w) <= 0.005 for g, w in zip(got, want, strict=True)):
         return "right to 2 or 3 decimals; give 4 (the question accepts 0.0001 at most)."
+    if abs(value - want[2]) <= 1e-4:
+        return "denom is right, a factor is not: each is exp(row_max before the chunk − row_max after it)."
     return False

@@ -109,7 +109,7 @@ def _long_period(answer):
     if math.isclose(value, _period_17_loss(0), rel_tol=LOSS_TOLERANCE):
         return "that counts every position; only the repeats (i = 17..30) can be predicted from the context."
     if math.isclose(value, _period_17_loss(16), rel_tol=LOSS_TOLERANCE):
-        return "that includes position 16, the last letter of the first pass, whose next letter nothing in the context gives away; start at i = 17."
+        return "that includes position 16, the end of the first pass, which is not a repeat; start at i = 17."
     if math.isclose(value, _period_17_loss(18), rel_tol=LOSS_TOLERANCE):
         return "that leaves out position 17, the first repeat; score the predictions at i = 17..30."
     if math.isclose(value, _section_3_repeats_loss(), rel_tol=LOSS_TOLERANCE):
