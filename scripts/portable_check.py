@@ -55,7 +55,10 @@ def settings() -> dict[str, dict[str, str]]:
     """Each setting's environment variables."""
     x86_old = {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Prescott"}
     x86_avx2 = {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
-    nudge = {"PYTHONPATH": str(ROOT / "tests" / "portable")}
+    # tests/portable first (its sitecustomize nudges the kernels), then this checkout, so that the kernels
+    # import this checkout's helpers even where the installed package points at another one.
+    paths = [str(ROOT / "tests" / "portable"), str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    nudge = {"PYTHONPATH": os.pathsep.join(paths)}
     return {
         "old-cpu": {"ATEN_CPU_CAPABILITY": "default", "NPY_DISABLE_CPU_FEATURES": numpy_dispatch_off(),
                     "OMP_NUM_THREADS": "1", **(x86_old if X86 else {}), "ATTENTION_LAB_NUDGE": "1", **nudge},
