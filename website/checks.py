@@ -50,9 +50,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Value exercises the page does not check, and why (none at present: each is a number, a shape, a
-# tuple, a set of letters, a few letters or a pair of numbers and a letter, fixed by its question).
-LEFT_OUT: dict[str, str] = {}
+# Value exercises the page does not check, and why (each other one is a number, a shape, a tuple, a
+# set of letters, a few letters or a pair of numbers and a letter, fixed by its question).
+LEFT_OUT: dict[str, str] = {
+    "03.4": "its answer is an output array computed with code, then a yes or no about it; the checker's hint "
+            "reads the form of the second part, which a page of typed numbers cannot tell apart",
+}
 SEPARATORS = re.compile(r"[\s,;{}()\[\]\"']+")
 NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 WHOLE = re.compile(r"^[+-]?\d+$")
@@ -312,9 +315,20 @@ def exercise_data(exercise_id: str, salt_seed: str = "attention-lab") -> dict:
     return {
         "id": exercise_id, "kind": "pair", "generic": first.generic,
         "unpaired": _unpaired(exercise_id, numbers),
-        "parts": [_data(first, first.rights, [w[0] for w in pairs if w[1] == letter], salt + "|0"),
+        "parts": [_data(first, first.rights, _rounded_too([w[0] for w in pairs if w[1] == letter]), salt + "|0"),
                   _data(second, second.rights, [w[1] for w in pairs if typed(w[0]) in right_numbers], salt + "|1")],
     }
+
+
+def _rounded_too(wrongs: list) -> list:
+    """Each wrong catalogue array and its forms rounded to 0..8 decimals, as a learner may type it
+    (02.3: softmax([10, 20, 30]) typed as 0, 0, 1 gets that answer's own hint, as in Python)."""
+    out = []
+    for wrong in wrongs:
+        out.append(wrong)
+        if isinstance(wrong, np.ndarray) and wrong.dtype.kind == "f" and np.isfinite(wrong).all():
+            out += [np.round(wrong, decimals) for decimals in range(9)]
+    return out
 
 
 def _unpaired(exercise_id: str, numbers) -> str:
