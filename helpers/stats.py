@@ -8,6 +8,7 @@ output, summing to 1 along the last axis) and returns the same kind.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -120,3 +121,28 @@ def mcnemar_exact_p(only_first: int, only_second: int) -> float:
     n = only_first + only_second
     tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def paired_plot(first, second, names: tuple[str, str], ylabel: str, bar: float | None = None, bar_label: str = "", ax=None):
+    """A paired comparison drawn: a seaborn box per condition and one line per unit joining its two values (e.g.
+    one seed's final success under each of two masks). ``first``, ``second``: (n,) values, unit i at index i of
+    both; ``names``: the two conditions' labels; ``bar``: a dashed line at that value, labelled ``bar_label``.
+    Returns the axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if first.ndim != 1 or first.shape != second.shape:
+        raise ValueError(tr(f"paired values need two (n,) arrays of one length, got shapes {first.shape} and {second.shape}"))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
+    with warnings.catch_warnings():  # seaborn 0.13.2 passes matplotlib 3.11's deprecated ``vert``; the box is the same
+        warnings.filterwarnings("ignore", message="vert: bool was deprecated")
+        sns.boxplot(x=[names[0]] * len(first) + [names[1]] * len(second), y=np.concatenate([first, second]),
+                    order=list(names), color="0.92", showfliers=False, width=0.5, ax=ax)
+    ax.plot([0, 1], np.stack([first, second]), "o-", color="tab:blue", alpha=0.45)  # one line per unit
+    if bar is not None:
+        ax.axhline(bar, color="grey", linestyle="--", label=bar_label)
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_ylabel(ylabel)
+    return ax

@@ -59,6 +59,14 @@ MASK_COMPARISON_FILE = "vla_mask_comparison.json"  # scripts/compare_vla_masks.p
 SCHEDULE_TUNING_FILE = "vla_schedule_tuning.json"  # scripts/compare_vla_masks.py --tuning-log: 1500 against 3000 steps
 
 
+MASK_LABELS = {"causal": N_("causal"), "prefix": N_("prefix-LM")}  # what a figure calls each mask (keys stay in code)
+
+
+def mask_label(kind: str) -> str:
+    """The name a figure or table shows for the mask ``kind`` ("causal" or "prefix"), in the learner's language."""
+    return tr(MASK_LABELS[kind])
+
+
 def mask_comparison_file(steps: int | None = None) -> str:
     """The comparison log of one schedule: MASK_COMPARISON_FILE for the shipped models' (VLAConfig().steps), else
     vla_mask_comparison_<steps>.json."""
@@ -658,6 +666,7 @@ def attention_knocked_out(model: TinyVLA, layer: int, head, query, keys: torch.T
     attn = model.blocks[layer].attn
     heads = [head] if isinstance(head, int) else list(head)
     queries = [query] if isinstance(query, int) else list(query)
+    keys = torch.as_tensor(keys)  # (B,): a list of positions is read as one key per scene too
 
     def forbid(_module, args):
         x, mask, positions, cache, zero_heads = args

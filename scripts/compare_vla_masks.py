@@ -42,12 +42,15 @@ points keep the shorter. The 1500-step rows are those of the committed log; ``--
 ``--tuning-log ROWS`` wrote both sets, the means and the choice to data/vla_schedule_tuning.json
 (helpers.vla.load_schedule_tuning). The tuning picked 3000 steps: mean final success 87.2 % at
 1500 steps and 91.8 % at 3000 (prefix-LM 91.9 % -> 100.0 %, causal 82.5 % -> 83.6 %). The
-10-seed log below (data/vla_mask_comparison.json) is still on 1500 steps, the shipped models'
-schedule: the 10-seed comparison at 3000 steps did not fit the time on the shared machine
-(``--steps 3000`` writes it to data/vla_mask_comparison_3000.json; seeds 0-2 can be taken from
-the tuning log's rows). On the shared 2-core machine that made the logs, a 1500-step run took
-60 to 70 s of CPU (40 s on a quiet one), a 3000-step run 110 to 125 s.
-How the committed log was made, on that one machine: the prefix-LM rows were trained with this
+10-seed comparison on that schedule is data/vla_mask_comparison_3000.json (the notebook's): seeds
+3-9 by ``--steps 3000 --seeds 3 4 5 6 7 8 9`` with ``VLA_ROWS_SO_FAR``, seeds 0-2 the tuning's own
+3000-step rows, written by ``--steps 3000 --rows`` (the rule pools both masks, so reusing them
+favours neither; ``--check --steps 3000`` retrains seed 0 of both masks against it). The
+1500-step log (data/vla_mask_comparison.json) stays: the shipped models are its seed 0, and
+notebook 11's deep dive compares how runs stall on each schedule. On the shared 2-core machine
+that made the logs, a 1500-step run took 60 to 70 s of CPU (40 s on a quiet one), a 3000-step
+run 80 to 125 s.
+How the committed 1500-step log was made, on that one machine: the prefix-LM rows were trained with this
 code when the shape word first moved to the suffix (seed 0 retrained since, identical in every
 field), the causal rows by ``--masks causal`` afterwards (``VLA_ROWS_SO_FAR`` kept each row as it
 finished), and ``--rows`` wrote the log from them.

@@ -72,7 +72,7 @@ WRONG = {
     "11.5": [8.3, -1.0] + distinct([  # the other object's patch, every patch, the causal model
         recovered("prefix", patch_mask(0, CORRUPTED)), recovered("prefix", list(range(16))),
         recovered("causal", patch_mask(0, CLEAN))], TARGET_PATCH),
-    "11.6": [70, -0.7, 0.25, 0.3, 2.5 / 4.5, 1.0, 0.0],  # a percentage, the sign, from zero, the rest, one logit
+    "11.6": [70, -0.7, 0.25, 0.3, 2.5 / 4.5, 4.5 / 5.5, 1.0, 0.0],  # a percentage, the sign, from zero, the rest, one logit, the other
 }
 
 test_right_answers_pass, test_wrong_answers_fail_without_revealing = exercise_tests(RIGHT, WRONG)

@@ -103,3 +103,27 @@ def test_mcnemar_exact_p_is_a_two_sided_binomial_test():
     assert np.isclose(mcnemar_exact_p(9, 1), 2 * 11 / 1024)  # P(X <= 1) for X ~ Bin(10, 1/2) is 11/1024
     with pytest.raises(ValueError):
         mcnemar_exact_p(-1, 2)
+
+
+def test_paired_plot_joins_each_units_two_values():
+    """One line per unit from its first value (x = 0) to its second (x = 1), a box per condition, the bar dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from helpers.stats import paired_plot
+
+    rng = np.random.default_rng(int(np.random.SeedSequence().entropy % 2**32))
+    n = int(rng.integers(2, 12))
+    first, second = rng.random(n), rng.random(n)
+    ax = paired_plot(first, second, ("a", "b"), "value", bar=0.5, bar_label="bar")
+    joins = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(joins) == n
+    for line, a, b in zip(joins, first, second, strict=True):
+        assert list(line.get_xdata()) == [0, 1] and np.allclose(line.get_ydata(), [a, b])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+    assert any(line.get_linestyle() == "--" and np.allclose(line.get_ydata(), 0.5) for line in ax.lines)
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match=r"\(3,\) and \(2,\)"):
+        paired_plot([1, 2, 3], [1, 2], ("a", "b"), "value")

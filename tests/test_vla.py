@@ -232,8 +232,9 @@ def test_swap_colour_names_the_other_object_of_the_same_shape():
     assert all(s[1] in SHAPES for s in scenes[0].objects)
 
 
-def test_mask_comparison_log_holds_both_masks_on_one_schedule():
-    runs = load_mask_comparison()
+@pytest.mark.parametrize("steps", [None, 3000])
+def test_mask_comparison_log_holds_both_masks_on_one_schedule(steps):
+    runs = load_mask_comparison(steps=steps)
     assert {r["steps"] for r in runs} == {runs[0]["steps"]}  # one schedule for both masks
     for mask in ("causal", "prefix"):
         seeds = [r["seed"] for r in runs if r["mask"] == mask]
@@ -305,3 +306,21 @@ def test_the_schedule_tuning_log_follows_its_rule():
     assert log["chosen steps"] == chosen == (TUNING_STEPS[1] if means[TUNING_STEPS[1]] - means[TUNING_STEPS[0]] > TUNING_MARGIN
                                              else TUNING_STEPS[0])
     assert all(r["init_seed"] == r["seed"] and r["data_seed"] == r["seed"] + 1 for r in runs)
+
+
+def test_the_tuned_schedule_has_its_own_ten_seed_log():
+    """data/vla_mask_comparison_<chosen>.json: the schedule the tuning chose, 10 seeds per mask; seeds 0-2 are the
+    tuning's own runs of that schedule, field for field (they chose it, then count in the comparison)."""
+    from helpers.data import DATA_DIR
+    from helpers.vla import load_schedule_tuning, mask_comparison_file
+
+    tuning = load_schedule_tuning()
+    chosen = tuning["chosen steps"]
+    runs = load_mask_comparison(steps=chosen)
+    assert sorted((r["mask"], r["seed"]) for r in runs) == sorted((m, s) for m in ("causal", "prefix") for s in range(10))
+    assert {r["steps"] for r in runs} == {chosen}
+    schedule = json.loads((DATA_DIR / mask_comparison_file(chosen)).read_text(encoding="utf-8"))["schedule"]
+    assert schedule["steps"] == chosen and schedule["prefix_words"] == 2
+    logged = {(r["mask"], r["seed"]): r for r in runs}
+    for run in (r for r in tuning["runs"] if r["steps"] == chosen):
+        assert logged[run["mask"], run["seed"]] == run

@@ -177,12 +177,15 @@ def _by_hand() -> dict[str, float]:
     """11.6's recovery, and the near misses a checker should name."""
     metric = {run: a - b for run, (a, b) in PATCHING_BY_HAND.items()}
     clean_token = {run: a for run, (a, _) in PATCHING_BY_HAND.items()}
+    corrupted_token = {run: b for run, (_, b) in PATCHING_BY_HAND.items()}
     right = (metric["patched"] - metric["corrupted"]) / (metric["clean"] - metric["corrupted"])
     return {
         "right": right,
         "zero": metric["patched"] / metric["clean"],
         "rest": 1 - right,
         "logit": (clean_token["patched"] - clean_token["corrupted"]) / (clean_token["clean"] - clean_token["corrupted"]),
+        "corrupted_logit": ((corrupted_token["patched"] - corrupted_token["corrupted"])
+                        / (corrupted_token["clean"] - corrupted_token["corrupted"])),
     }
 
 
@@ -199,6 +202,8 @@ def _patching_by_hand(answer):
         "the fraction is measured from the corrupted run's metric, not from zero.": found["zero"],
         "that is the part the site does not bring back.": found["rest"],
         "the metric is a difference of two logits, not the clean x token's logit alone: form it for each run first.": found["logit"],
+        "the metric is a difference of two logits, not the corrupted run's x token's logit alone: form it for each run first.":
+            found["corrupted_logit"],
     }
     return _near_miss(value, hints) or False
 
