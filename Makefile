@@ -146,7 +146,7 @@ site: $(SITE_STAMP)
 
 # Every page of both editions in headless Chromium (served from 127.0.0.1): no console error,
 # no failed or outside request, maths typeset, 0 axe-core (WCAG 2.1 A/AA) violations, every control of every explorer moves the picture
-# and readouts, latency measured (alone, then the rest two at a time); screenshots and results in build/site-e2e/.
+# and readouts, latency measured with the picture decoded ahead and cold (alone, then the rest two at a time); screenshots and results in build/site-e2e/.
 # fonts-nanum: a Hangul font, so the Korean pages' screenshots are legible (readers have their own).
 # axe-core, the accessibility checker test-site runs on every page (WCAG 2.1 A and AA), pinned and
 # checked: the npm registry's tarball of this version, its SHA-256 below.

@@ -7,9 +7,11 @@
  *
  * A control change swaps in a picture that is already decoded: the neighbours of the current
  * position (one or two slider steps, every option of a dropdown or toggle) are fetched and
- * decoded ahead, when the pointer or the keyboard reaches the explorer and after every change.
+ * decoded ahead, when the pointer or the keyboard reaches the explorer and after every change
+ * (after a change to a picture not decoded ahead, once that picture is painted).
  * Each change's latency, from the input event to the first frame painted with the new picture,
- * is kept in window.alLatency (the browser test reads it).
+ * is kept in window.alLatency (the browser test reads it), with whether that picture was decoded
+ * ahead and how long the change waited for it.
  */
 (function () {
   "use strict";
@@ -163,6 +165,7 @@
     var preloaded = entry.decoded;
     var swap = function () {
       if (self.state !== n) return; // a later change won
+      var waited = performance.now() - t0; // the input event to the picture decoded (fetched first when not ahead)
       entry.img.alt = self.describe(n);
       self.picture.replaceChildren(entry.img);
       self.root.classList.remove("al-loading");
@@ -171,17 +174,18 @@
       afterPaint(function () {
         latency.push({
           key: self.m.key, control: self.m.controls[c].name, preloaded: preloaded,
-          ms: performance.now() - t0, frame: self.m.frames[n]
+          ms: performance.now() - t0, decoded_ms: waited, frame: self.m.frames[n]
         });
+        if (!preloaded) self.preload();
       });
     };
     if (preloaded) swap();
-    else {
+    else { // fetched and decoded alone: its neighbours wait until it is painted, not to slow it down
       this.root.classList.add("al-loading");
       entry.promise.then(swap);
     }
     this.sync(n); // the controls follow at once (a slider whose maximum moved, new options)
-    this.preload();
+    if (preloaded) this.preload();
   };
 
   function escapeHtml(text) {
