@@ -125,7 +125,7 @@ def mcnemar_exact_p(only_first: int, only_second: int) -> float:
 
 def paired_plot(first, second, names: tuple[str, str], ylabel: str, bar: float | None = None, bar_label: str = "", ax=None):
     """A paired comparison drawn: a seaborn box per condition and one line per unit joining its two values (e.g.
-    one seed's final success under each of two masks). ``first``, ``second``: (n,) values, unit i at index i of
+    one seed's final success under each of two masks), each unit a little apart sideways so ties stay visible. ``first``, ``second``: (n,) values, unit i at index i of
     both; ``names``: the two conditions' labels; ``bar``: a dashed line at that value, labelled ``bar_label``.
     Returns the axes."""
     import matplotlib.pyplot as plt
@@ -140,7 +140,8 @@ def paired_plot(first, second, names: tuple[str, str], ylabel: str, bar: float |
         warnings.filterwarnings("ignore", message="vert: bool was deprecated")
         sns.boxplot(x=[names[0]] * len(first) + [names[1]] * len(second), y=np.concatenate([first, second]),
                     order=list(names), color="0.92", showfliers=False, width=0.5, ax=ax)
-    ax.plot([0, 1], np.stack([first, second]), "o-", color="tab:blue", alpha=0.45)  # one line per unit
+    spread = np.linspace(-0.08, 0.08, len(first)) if len(first) > 1 else np.zeros(1)  # units with equal values stay apart
+    ax.plot(np.stack([spread, 1 + spread]), np.stack([first, second]), "o-", color="tab:blue", alpha=0.45)  # one line per unit
     if bar is not None:
         ax.axhline(bar, color="grey", linestyle="--", label=bar_label)
         ax.legend(fontsize=7, loc="lower right")

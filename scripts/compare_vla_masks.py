@@ -1,4 +1,4 @@
-"""Compare notebook 11's two masks over several seeds on one schedule; log to data/vla_mask_comparison.json.
+"""Compare notebook 11's two masks over several seeds on one schedule; log to data/vla_mask_comparison[_STEPS].json.
 
     .venv/bin/python scripts/compare_vla_masks.py            # train every (mask, seed), write the log
     .venv/bin/python scripts/compare_vla_masks.py --check    # retrain seed 0 of both masks, compare with the log
