@@ -101,16 +101,47 @@ INSTRUMENT_JS = """
 """
 
 
+# The transport alone: a slider that swaps two fixed pictures (notebook 03's explorer at two
+# positions) and does nothing else: no compute, no drawing, no readout, no echo. What it takes
+# is the floor under every explorer in the same page: kernel, server and browser.
+FLOOR = "fixed pictures"
+FLOOR_SOURCE = """
+import ipywidgets as widgets
+from helpers.explorers.registry import build_explorer
+from helpers.widgets import without_echo
+
+live = build_explorer("03_scaling_sqrt_dk.ipynb", "1e5ebf0a")
+pictures = [live.image.value]
+with live.held():
+    for control in live.controls.values():
+        if hasattr(control, "max") and control.value != control.max:
+            control.value = control.max
+            break
+pictures.append(live.image.value)
+assert pictures[0] != pictures[1]
+slider = widgets.IntSlider(value=0, min=0, max=40, description="picture")
+image = widgets.Image(value=pictures[0], format="png")
+slider.observe(lambda change: setattr(image, "value", pictures[change["new"] % 2]), names="value")
+without_echo(slider)
+widgets.VBox([widgets.HBox([slider]), widgets.HBox([image])])
+"""
+
+
 def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool = False,
-                   before: str | None = None) -> list[tuple[str, str]]:
+                   before: str | None = None, echo: bool = False, floor: bool = False) -> list[tuple[str, str]]:
     """The notebook that builds every registered explorer (those of ``only``'s notebooks), one
     cell each, in the served folder; returns (notebook, variant) per explorer cell, in order.
     ``compare``: each explorer also with Agg drawing every artist ("agg", ``LiveFigure.paste =
     False``), measured right after the one as shipped ("paste"), in the same run. ``before``: the
     name of another copy of the helpers package importable in the kernel (say an earlier commit's,
-    its imports renamed): each explorer also as that copy builds it ("before"), in the same run."""
+    its imports renamed): each explorer also as that copy builds it ("before"), in the same run.
+    ``echo``: each explorer also with its controls echoed back as ipywidgets 8 does by default
+    ("echo"). ``floor``: first, the fixed-picture slider (:data:`FLOOR`, variant "floor")."""
     keys, cells = [], [nbformat.v4.new_code_cell("import helpers\nprint(helpers.__file__)")]
-    variants = ["paste", *(["agg"] if compare else []), *(["before"] if before else [])]
+    if floor:
+        cells.append(nbformat.v4.new_code_cell(FLOOR_SOURCE.strip()))
+        keys.append((FLOOR, "floor"))
+    variants = ["paste", *(["agg"] if compare else []), *(["echo"] if echo else []), *(["before"] if before else [])]
     for stem, cell_id in EXPLORER_CELLS:
         if only and stem not in only:
             continue
@@ -119,6 +150,8 @@ def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool 
             source = (f"from {package}.explorers.registry import build_explorer\n"
                       f"explorer = build_explorer({stem + '.ipynb'!r}, {cell_id!r})\n")
             source += "explorer.paste = False\nexplorer.refresh()\n" if variant == "agg" else ""
+            source += ("for control in explorer.controls.values():\n"
+                       "    control._value_metadata.pop('echo_update', None)\n") if variant == "echo" else ""
             cells.append(nbformat.v4.new_code_cell(source + "explorer"))
             keys.append((stem, variant))
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
@@ -211,10 +244,11 @@ def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
 
 
 def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list[str] | None = None,
-            compare: bool = False, before: str | None = None, progress=print) -> dict:
+            compare: bool = False, before: str | None = None, echo: bool = False, floor: bool = False,
+            progress=print) -> dict:
     """Every control of every explorer: {"rows": [...], "load": ...}; each row one control and one
     way of moving it."""
-    keys = write_notebook(lab_root, only, compare, before)
+    keys = write_notebook(lab_root, only, compare, before, echo, floor)
     lab_page.open_notebook(page, lab, NOTEBOOK)
     lab_page.run_all(page, timeout=600)
     problems = lab_page.problems(page)
@@ -252,7 +286,8 @@ def table(result: dict) -> list[str]:
               f"breakdown (median ms: {', '.join(PARTS)}) / drag")
     load = result["load_average"]
     out = [header, *map(line, result["rows"])]
-    names = {"paste": "as shipped", "agg": "Agg drawing every artist", "before": "before (E2E_BEFORE)"}
+    names = {"paste": "as shipped", "agg": "Agg drawing every artist", "before": "before (E2E_BEFORE)",
+             "echo": "as shipped, controls echoed back", "floor": f"{FLOOR} (transport alone)"}
     for variant, summary in summarise(result["rows"]).items():
         out.append(f"{names.get(variant, variant)}: median over explorers {summary['median_over_explorers_ms']:.1f} ms (each explorer's "
                    f"median over its controls, key steps and drags); slowest control {summary['slowest_median_ms']:.1f} ms, "

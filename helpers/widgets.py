@@ -62,6 +62,20 @@ def widget_view_bundle(widget: widgets.Widget) -> dict:
     return {"application/vnd.jupyter.widget-view+json": view}
 
 
+def without_echo(control: widgets.ValueWidget) -> None:
+    """Ask the kernel not to echo this control's value back to the front end.
+
+    ipywidgets 8 answers each value a front end sends with an ``echo_update`` message carrying
+    the same value, so that other front ends on the kernel see it too; on a slider step that is
+    one message more before the picture (ipywidgets 7 sends none). A trait's ``echo_update``
+    metadata turns the echo off, here for this one control only (traitlets reads metadata from
+    the instance's ``_<trait>_metadata`` before the class's): the model and its front-end view
+    stay ipywidgets' own, and a value set in the kernel still reaches the front end. What is
+    lost: a second browser window on the same kernel no longer follows this control.
+    """
+    control._value_metadata = {**getattr(control, "_value_metadata", {}), "echo_update": False}
+
+
 def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
     """A figure outside pyplot (so the inline backend never shows it twice), Agg canvas."""
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
@@ -147,6 +161,7 @@ class LiveFigure:
         self.last_update_ms = float("nan")
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+            without_echo(control)
         self.refresh()
 
     @property
