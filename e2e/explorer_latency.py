@@ -10,12 +10,17 @@ them all without running the chapters. Then, for each explorer and each control:
   Per step: input event -> the widget's message leaves on the kernel websocket ("send") -> the
   picture's message arrives ("server + kernel") -> <img> src set ("widget manager") -> image
   decoded ("decode") -> next animation frame ("frame"). The latency is input -> that frame.
+  A press that leaves the picture as it was (no message goes out for an unchanged picture, say
+  the pad side when there are no pad tokens) is counted as unchanged, not timed.
 - **drag** (sliders): the mouse holds the handle and moves it ``DRAG_POSITIONS`` times, one move
   every ``DRAG_PAUSE_MS``, as a hand does. Per position the handle reached: the time from the
   pointer move that brought it there to the first frame painted with a picture whose message left at or after it (a
   picture of that position or a later one). ipywidgets keeps one message per control in flight
   and sends the latest value when the kernel is idle again, so a drag is coalesced to the
   latest position: "pictures" says how many of the positions were drawn.
+
+First comes the transport alone (:data:`FLOOR`): a slider that swaps two fixed pictures,
+with no compute, drawing, readout or echo, the floor under every explorer in the same page.
 
 ``make bench`` runs the whole table (``e2e/test_latency.py::test_every_explorer``, saved as
 build/e2e/explorers.json); ``make e2e`` runs it with fewer steps.
@@ -30,12 +35,16 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from e2e import lab_page
 from helpers.explorers.registry import EXPLORER_CELLS
 
 NOTEBOOK = "e2e_explorers.ipynb"
 STEP_PAUSE = 0.3  # seconds from one key press to the next (a learner tapping a key)
+# A key press whose picture has not been painted this long after the kernel went idle left the
+# picture as it was (no message is sent for an unchanged picture): counted as "unchanged", not timed.
+UNCHANGED_AFTER_MS = 3000
 DRAG_POSITIONS = 12
 DRAG_PAUSE_MS = 40  # the hand reaches a new position every 40 ms (25 positions a second)
 PARTS = ("send", "server + kernel", "widget manager", "decode", "frame")
@@ -136,16 +145,21 @@ def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool 
     name of another copy of the helpers package importable in the kernel (say an earlier commit's,
     its imports renamed): each explorer also as that copy builds it ("before"), in the same run.
     ``echo``: each explorer also with its controls echoed back as ipywidgets 8 does by default
-    ("echo"). ``floor``: first, the fixed-picture slider (:data:`FLOOR`, variant "floor")."""
+    ("echo"). ``floor``: first, the fixed-picture slider (:data:`FLOOR`, variant "floor").
+    Variants alternate their order from one explorer to the next."""
     keys, cells = [], [nbformat.v4.new_code_cell("import helpers\nprint(helpers.__file__)")]
     if floor:
         cells.append(nbformat.v4.new_code_cell(FLOOR_SOURCE.strip()))
         keys.append((FLOOR, "floor"))
     variants = ["paste", *(["agg"] if compare else []), *(["echo"] if echo else []), *(["before"] if before else [])]
+    built = 0
     for stem, cell_id in EXPLORER_CELLS:
         if only and stem not in only:
             continue
-        for variant in variants:
+        # Every other explorer measures its variants in the reverse order: the one measured second
+        # finds the kernel's shared caches (matplotlib's text layouts, fonts) warmed by the first.
+        built += 1
+        for variant in variants if built % 2 else variants[::-1]:
             package = before if variant == "before" else "helpers"
             source = (f"from {package}.explorers.registry import build_explorer\n"
                       f"explorer = build_explorer({stem + '.ipynb'!r}, {cell_id!r})\n")
@@ -185,6 +199,7 @@ def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
     img = explorer.locator("img.widget-image").first.element_handle()
     _reset(page, img)
     direction = None
+    unchanged = 0
     for step in range(steps):
         if control.kind == "slider":
             value, low, high = lab_page.slider_value(control)
@@ -194,13 +209,24 @@ def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
         else:
             lab_page.change(control)
         time.sleep(STEP_PAUSE)  # no polling while a step is under way: it costs the page time
-        if page.evaluate("window.__lat.records.length") <= step:
-            page.wait_for_function("k => window.__lat.records.length > k", arg=step, timeout=15_000)
+        if page.evaluate("window.__lat.current") is not None:  # input seen, picture not yet painted
+            lab_page.wait_kernel_idle(page, settle=0.05)
+            try:  # the kernel is done: the picture is on its way, unless it did not change
+                page.wait_for_function("() => window.__lat.current === null", timeout=UNCHANGED_AFTER_MS)
+            except PlaywrightTimeout:  # the same picture (say the pad side with no pad tokens): not a step
+                page.evaluate("window.__lat.current = null")
+                unchanged += 1
+        painted = step + 1 - unchanged  # each of them recorded once its frame is painted
+        if page.evaluate("window.__lat.records.length") < painted:
+            page.wait_for_function("k => window.__lat.records.length >= k", arg=painted, timeout=15_000)
         lab_page.wait_kernel_idle(page, settle=0.05)
     records = page.evaluate("window.__lat.records")
     _reset(page)
     latencies = [r["frame"] - r["input"] for r in records]
-    return {"how": "arrow key" if control.kind == "slider" else "key", **stats(latencies), "parts_ms": breakdown(records)}
+    if not latencies:
+        return None
+    return {"how": "arrow key" if control.kind == "slider" else "key", **stats(latencies), "parts_ms": breakdown(records),
+            **({"unchanged": unchanged} if unchanged else {})}
 
 
 def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
@@ -261,7 +287,7 @@ def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list
         view.evaluate("el => el.scrollIntoView({block: 'center'})")
         page.wait_for_timeout(300)
         for control in lab_page.controls(view):
-            found = [step_control(page, view, control, steps)]
+            found = [step_control(page, view, control, steps)]  # None: no step changed the picture
             if drag and control.kind == "slider":
                 found.append(drag_control(page, view, control))
             for row in filter(None, found):
@@ -276,6 +302,7 @@ def line(row: dict) -> str:
     parts = row.get("parts_ms") or {}
     extra = (f"pictures {row['pictures']}/{row['positions']} positions, end {row['end_ms']:.0f}"
              if row["how"] == "drag" else " ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+    extra += f" ({row['unchanged']} presses left the picture as it was)" if row.get("unchanged") else ""
     name = row["explorer"] + ("" if row.get("variant", "paste") == "paste" else f" ({row['variant']})")
     return (f"{name:<30} {row['control'][:18]:<18} {row['how']:<9} {row['n']:>3} "
             f"{row['median_ms']:>7.1f} {row['p90_ms']:>7.1f}  {extra}")

@@ -334,18 +334,18 @@ class LiveFigure:
             canvas.get_renderer().clear()
             image.set_data(code.astype(np.uint8))
             self.fig.draw_artist(image)
-            drawn = np.asarray(canvas.buffer_rgba()).astype(np.int64)
+            drawn = np.asarray(canvas.buffer_rgba())  # the canvas itself: read it before restoring
+            alpha = drawn[..., 3]
+            if not np.all((alpha == 255) | (alpha == 0)):
+                return None
+            ys, xs = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
+            if not ys.size:
+                return (0, 0, 0, 0), np.empty(0, np.int64), np.empty(0, np.int64)
+            y0, y1, x0, x1 = ys[0], ys[-1] + 1, xs[0], xs[-1] + 1
+            box = drawn[y0:y1, x0:x1].astype(np.int64)  # only the drawn box, not the whole canvas
         finally:
             image.set_data(data)
             canvas.restore_region(saved)
-        alpha = drawn[..., 3]
-        if not np.all((alpha == 255) | (alpha == 0)):
-            return None
-        ys, xs = np.nonzero(alpha)
-        if not ys.size:
-            return (0, 0, 0, 0), np.empty(0, np.int64), np.empty(0, np.int64)
-        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
-        box = drawn[y0:y1, x0:x1]
         if not (box[..., 3] == 255).all():  # not a full rectangle (a rotated or clipped image)
             return None
         cells = box[..., 0] + (box[..., 1] << 8) + (box[..., 2] << 16) - 1
