@@ -10,12 +10,17 @@ them all without running the chapters. Then, for each explorer and each control:
   Per step: input event -> the widget's message leaves on the kernel websocket ("send") -> the
   picture's message arrives ("server + kernel") -> <img> src set ("widget manager") -> image
   decoded ("decode") -> next animation frame ("frame"). The latency is input -> that frame.
+  A press that leaves the picture as it was (no message goes out for an unchanged picture, say
+  the pad side when there are no pad tokens) is counted as unchanged, not timed.
 - **drag** (sliders): the mouse holds the handle and moves it ``DRAG_POSITIONS`` times, one move
   every ``DRAG_PAUSE_MS``, as a hand does. Per position the handle reached: the time from the
   pointer move that brought it there to the first frame painted with a picture whose message left at or after it (a
   picture of that position or a later one). ipywidgets keeps one message per control in flight
   and sends the latest value when the kernel is idle again, so a drag is coalesced to the
   latest position: "pictures" says how many of the positions were drawn.
+
+First comes the transport alone (:data:`FLOOR`): a slider that swaps two fixed pictures,
+with no compute, drawing, readout or echo, the floor under every explorer in the same page.
 
 ``make bench`` runs the whole table (``e2e/test_latency.py::test_every_explorer``, saved as
 build/e2e/explorers.json); ``make e2e`` runs it with fewer steps.
@@ -30,12 +35,16 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from e2e import lab_page
 from helpers.explorers.registry import EXPLORER_CELLS
 
 NOTEBOOK = "e2e_explorers.ipynb"
 STEP_PAUSE = 0.3  # seconds from one key press to the next (a learner tapping a key)
+# A key press whose picture has not been painted this long after the kernel went idle left the
+# picture as it was (no message is sent for an unchanged picture): counted as "unchanged", not timed.
+UNCHANGED_AFTER_MS = 3000
 DRAG_POSITIONS = 12
 DRAG_PAUSE_MS = 40  # the hand reaches a new position every 40 ms (25 positions a second)
 PARTS = ("send", "server + kernel", "widget manager", "decode", "frame")
@@ -101,24 +110,62 @@ INSTRUMENT_JS = """
 """
 
 
+# The transport alone: a slider that swaps two fixed pictures (notebook 03's explorer at two
+# positions) and does nothing else: no compute, no drawing, no readout, no echo. What it takes
+# is the floor under every explorer in the same page: kernel, server and browser.
+FLOOR = "fixed pictures"
+FLOOR_SOURCE = """
+import ipywidgets as widgets
+from helpers.explorers.registry import build_explorer
+from helpers.widgets import without_echo
+
+live = build_explorer("03_scaling_sqrt_dk.ipynb", "1e5ebf0a")
+pictures = [live.image.value]
+with live.held():
+    for control in live.controls.values():
+        if hasattr(control, "max") and control.value != control.max:
+            control.value = control.max
+            break
+pictures.append(live.image.value)
+assert pictures[0] != pictures[1]
+slider = widgets.IntSlider(value=0, min=0, max=40, description="picture")
+image = widgets.Image(value=pictures[0], format="png")
+slider.observe(lambda change: setattr(image, "value", pictures[change["new"] % 2]), names="value")
+without_echo(slider)
+widgets.VBox([widgets.HBox([slider]), widgets.HBox([image])])
+"""
+
+
 def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool = False,
-                   before: str | None = None) -> list[tuple[str, str]]:
+                   before: str | None = None, echo: bool = False, floor: bool = False) -> list[tuple[str, str]]:
     """The notebook that builds every registered explorer (those of ``only``'s notebooks), one
     cell each, in the served folder; returns (notebook, variant) per explorer cell, in order.
     ``compare``: each explorer also with Agg drawing every artist ("agg", ``LiveFigure.paste =
     False``), measured right after the one as shipped ("paste"), in the same run. ``before``: the
     name of another copy of the helpers package importable in the kernel (say an earlier commit's,
-    its imports renamed): each explorer also as that copy builds it ("before"), in the same run."""
+    its imports renamed): each explorer also as that copy builds it ("before"), in the same run.
+    ``echo``: each explorer also with its controls echoed back as ipywidgets 8 does by default
+    ("echo"). ``floor``: first, the fixed-picture slider (:data:`FLOOR`, variant "floor").
+    Variants alternate their order from one explorer to the next."""
     keys, cells = [], [nbformat.v4.new_code_cell("import helpers\nprint(helpers.__file__)")]
-    variants = ["paste", *(["agg"] if compare else []), *(["before"] if before else [])]
+    if floor:
+        cells.append(nbformat.v4.new_code_cell(FLOOR_SOURCE.strip()))
+        keys.append((FLOOR, "floor"))
+    variants = ["paste", *(["agg"] if compare else []), *(["echo"] if echo else []), *(["before"] if before else [])]
+    built = 0
     for stem, cell_id in EXPLORER_CELLS:
         if only and stem not in only:
             continue
-        for variant in variants:
+        # Every other explorer measures its variants in the reverse order: the one measured second
+        # finds the kernel's shared caches (matplotlib's text layouts, fonts) warmed by the first.
+        built += 1
+        for variant in variants if built % 2 else variants[::-1]:
             package = before if variant == "before" else "helpers"
             source = (f"from {package}.explorers.registry import build_explorer\n"
                       f"explorer = build_explorer({stem + '.ipynb'!r}, {cell_id!r})\n")
             source += "explorer.paste = False\nexplorer.refresh()\n" if variant == "agg" else ""
+            source += ("for control in explorer.controls.values():\n"
+                       "    control._value_metadata.pop('echo_update', None)\n") if variant == "echo" else ""
             cells.append(nbformat.v4.new_code_cell(source + "explorer"))
             keys.append((stem, variant))
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
@@ -152,6 +199,7 @@ def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
     img = explorer.locator("img.widget-image").first.element_handle()
     _reset(page, img)
     direction = None
+    unchanged = 0
     for step in range(steps):
         if control.kind == "slider":
             value, low, high = lab_page.slider_value(control)
@@ -161,13 +209,24 @@ def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
         else:
             lab_page.change(control)
         time.sleep(STEP_PAUSE)  # no polling while a step is under way: it costs the page time
-        if page.evaluate("window.__lat.records.length") <= step:
-            page.wait_for_function("k => window.__lat.records.length > k", arg=step, timeout=15_000)
+        if page.evaluate("window.__lat.current") is not None:  # input seen, picture not yet painted
+            lab_page.wait_kernel_idle(page, settle=0.05)
+            try:  # the kernel is done: the picture is on its way, unless it did not change
+                page.wait_for_function("() => window.__lat.current === null", timeout=UNCHANGED_AFTER_MS)
+            except PlaywrightTimeout:  # the same picture (say the pad side with no pad tokens): not a step
+                page.evaluate("window.__lat.current = null")
+                unchanged += 1
+        painted = step + 1 - unchanged  # each of them recorded once its frame is painted
+        if page.evaluate("window.__lat.records.length") < painted:
+            page.wait_for_function("k => window.__lat.records.length >= k", arg=painted, timeout=15_000)
         lab_page.wait_kernel_idle(page, settle=0.05)
     records = page.evaluate("window.__lat.records")
     _reset(page)
     latencies = [r["frame"] - r["input"] for r in records]
-    return {"how": "arrow key" if control.kind == "slider" else "key", **stats(latencies), "parts_ms": breakdown(records)}
+    if not latencies:
+        return None
+    return {"how": "arrow key" if control.kind == "slider" else "key", **stats(latencies), "parts_ms": breakdown(records),
+            **({"unchanged": unchanged} if unchanged else {})}
 
 
 def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
@@ -211,10 +270,11 @@ def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
 
 
 def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list[str] | None = None,
-            compare: bool = False, before: str | None = None, progress=print) -> dict:
+            compare: bool = False, before: str | None = None, echo: bool = False, floor: bool = False,
+            progress=print) -> dict:
     """Every control of every explorer: {"rows": [...], "load": ...}; each row one control and one
     way of moving it."""
-    keys = write_notebook(lab_root, only, compare, before)
+    keys = write_notebook(lab_root, only, compare, before, echo, floor)
     lab_page.open_notebook(page, lab, NOTEBOOK)
     lab_page.run_all(page, timeout=600)
     problems = lab_page.problems(page)
@@ -227,7 +287,7 @@ def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list
         view.evaluate("el => el.scrollIntoView({block: 'center'})")
         page.wait_for_timeout(300)
         for control in lab_page.controls(view):
-            found = [step_control(page, view, control, steps)]
+            found = [step_control(page, view, control, steps)]  # None: no step changed the picture
             if drag and control.kind == "slider":
                 found.append(drag_control(page, view, control))
             for row in filter(None, found):
@@ -242,6 +302,7 @@ def line(row: dict) -> str:
     parts = row.get("parts_ms") or {}
     extra = (f"pictures {row['pictures']}/{row['positions']} positions, end {row['end_ms']:.0f}"
              if row["how"] == "drag" else " ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+    extra += f" ({row['unchanged']} presses left the picture as it was)" if row.get("unchanged") else ""
     name = row["explorer"] + ("" if row.get("variant", "paste") == "paste" else f" ({row['variant']})")
     return (f"{name:<30} {row['control'][:18]:<18} {row['how']:<9} {row['n']:>3} "
             f"{row['median_ms']:>7.1f} {row['p90_ms']:>7.1f}  {extra}")
@@ -252,7 +313,8 @@ def table(result: dict) -> list[str]:
               f"breakdown (median ms: {', '.join(PARTS)}) / drag")
     load = result["load_average"]
     out = [header, *map(line, result["rows"])]
-    names = {"paste": "as shipped", "agg": "Agg drawing every artist", "before": "before (E2E_BEFORE)"}
+    names = {"paste": "as shipped", "agg": "Agg drawing every artist", "before": "before (E2E_BEFORE)",
+             "echo": "as shipped, controls echoed back", "floor": f"{FLOOR} (transport alone)"}
     for variant, summary in summarise(result["rows"]).items():
         out.append(f"{names.get(variant, variant)}: median over explorers {summary['median_over_explorers_ms']:.1f} ms (each explorer's "
                    f"median over its controls, key steps and drags); slowest control {summary['slowest_median_ms']:.1f} ms, "

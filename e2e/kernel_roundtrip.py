@@ -2,7 +2,9 @@
 and through the Jupyter server's websocket, the way JupyterLab talks to it.
 
 Both send the comm message a slider sends when a learner presses an arrow key, and wait
-for the kernel's message that carries the new picture. Next to the browser's own timing
+for the kernel's message that carries the new picture; the direct one also prints when each
+message of the step arrives (busy, picture, readout, idle; an echo of the slider's value if the
+control sends one back). Next to the browser's own timing
 (e2e/test_latency.py) this splits a step into: the explorer's update (compute, draw, PNG),
 the kernel's message handling, the server and websocket, and the browser.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import time
 import urllib.parse
@@ -32,6 +35,18 @@ def comm_update(comm_id: str, value: float) -> dict:
     return {"comm_id": comm_id, "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}}
 
 
+def message_kind(msg: dict, image_id: str) -> str:
+    """busy, idle, echo (ipywidgets 8 echoing the slider's value), picture, readout (any other update)."""
+    if msg["msg_type"] == "status":
+        return msg["content"]["execution_state"]
+    if msg["msg_type"] == "comm_msg":
+        method = msg["content"]["data"].get("method")
+        if method == "echo_update":
+            return "echo"
+        return "picture" if msg["content"]["comm_id"] == image_id else "readout"
+    return msg["msg_type"]
+
+
 def direct(n: int = 32, steps: int = 25) -> dict:
     """Through ZMQ to a kernel started here: the kernel's part of a step."""
     from jupyter_client.manager import start_new_kernel
@@ -42,21 +57,28 @@ def direct(n: int = 32, steps: int = 25) -> dict:
         hook = lambda msg: text.append(msg["content"].get("text", "")) if msg["msg_type"] == "stream" else None  # noqa: E731
         client.execute_interactive(SETUP.format(n=n), timeout=60, output_hook=hook)
         slider_id, image_id = "".join(text).split()
-        times, refresh = [], []
+        times, refresh, arrivals = [], [], []
         for step in range(steps):
             start = time.perf_counter()
-            client.session.send(client.shell_channel.socket, "comm_msg",
-                                content=comm_update(slider_id, 2 ** EXPONENTS[step % 2]))
-            while True:
+            sent = client.session.send(client.shell_channel.socket, "comm_msg",
+                                       content=comm_update(slider_id, 2 ** EXPONENTS[step % 2]))
+            arrived = {}  # each message the step brings back, by kind: ms after the send
+            while "idle" not in arrived:
                 msg = client.get_iopub_msg(timeout=10)
-                if msg["msg_type"] == "comm_msg" and msg["content"]["comm_id"] == image_id and msg.get("buffers"):
-                    times.append((time.perf_counter() - start) * 1e3)
-                    break
+                if msg["parent_header"].get("msg_id") != sent["header"]["msg_id"]:
+                    continue
+                now = (time.perf_counter() - start) * 1e3
+                arrived[message_kind(msg, image_id)] = now
+            times.append(arrived["picture"])
+            arrivals.append(arrived)
             text.clear()
             client.execute_interactive("print(live.last_update_ms)", timeout=30, output_hook=hook)
             refresh.append(float("".join(text)))
-        return {"explorer update in the kernel": statistics.median(refresh),
-                "kernel round trip over ZMQ": statistics.median(times)}
+        found = {"explorer update in the kernel": statistics.median(refresh),
+                 "kernel round trip over ZMQ": statistics.median(times)}
+        for kind in arrivals[-1]:  # the messages of one step, in the order they came
+            found[f"  {kind} arrives"] = statistics.median(a[kind] for a in arrivals if kind in a)
+        return found
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
@@ -135,5 +157,6 @@ if __name__ == "__main__":
     results = direct()
     if len(sys.argv) == 3:
         results |= via_server(sys.argv[1], sys.argv[2])
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for name, ms in results.items():
         print(f"{name}: {ms:.1f} ms (median)")

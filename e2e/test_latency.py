@@ -95,7 +95,9 @@ INSTRUMENT_JS = """
 # to step each control further; E2E_EXPLORERS picks notebooks (e.g. "03_scaling_sqrt_dk 06_multi_head_attention");
 # E2E_COMPARE=1 measures each explorer twice in the run, as shipped and with Agg drawing every
 # artist (LiveFigure.paste = False), one after the other; E2E_BEFORE=<package> also measures each
-# explorer as another copy of helpers builds it (an earlier commit's, imported under that name).
+# explorer as another copy of helpers builds it (an earlier commit's, imported under that name);
+# E2E_ECHO=1 also measures each with its controls echoed back (ipywidgets 8's default). First comes
+# the transport alone, a slider swapping two fixed pictures (E2E_FLOOR=0 leaves it out).
 EXPLORER_STEPS = int(os.environ.get("E2E_EXPLORER_STEPS", "6"))
 
 
@@ -104,6 +106,8 @@ def test_every_explorer(page, lab, lab_root, out_dir):
     compare = os.environ.get("E2E_COMPARE", "0") == "1"
     result = explorer_latency.measure(page, lab, lab_root, steps=EXPLORER_STEPS, only=only, compare=compare,
                                       before=os.environ.get("E2E_BEFORE") or None,
+                                      echo=os.environ.get("E2E_ECHO", "0") == "1",
+                                      floor=os.environ.get("E2E_FLOOR", "1") == "1",
                                       progress=lambda text: print(text, flush=True))
     lines = explorer_latency.table(result)
     print("\n" + "\n".join(lines))

@@ -62,6 +62,20 @@ def widget_view_bundle(widget: widgets.Widget) -> dict:
     return {"application/vnd.jupyter.widget-view+json": view}
 
 
+def without_echo(control: widgets.ValueWidget) -> None:
+    """Ask the kernel not to echo this control's value back to the front end.
+
+    ipywidgets 8 answers each value a front end sends with an ``echo_update`` message carrying
+    the same value, so that other front ends on the kernel see it too; on a slider step that is
+    one message more before the picture (ipywidgets 7 sends none). A trait's ``echo_update``
+    metadata turns the echo off, here for this one control only (traitlets reads metadata from
+    the instance's ``_<trait>_metadata`` before the class's): the model and its front-end view
+    stay ipywidgets' own, and a value set in the kernel still reaches the front end. What is
+    lost: a second browser window on the same kernel no longer follows this control.
+    """
+    control._value_metadata = {**getattr(control, "_value_metadata", {}), "echo_update": False}
+
+
 def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
     """A figure outside pyplot (so the inline backend never shows it twice), Agg canvas."""
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
@@ -147,6 +161,7 @@ class LiveFigure:
         self.last_update_ms = float("nan")
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+            without_echo(control)
         self.refresh()
 
     @property
@@ -319,18 +334,18 @@ class LiveFigure:
             canvas.get_renderer().clear()
             image.set_data(code.astype(np.uint8))
             self.fig.draw_artist(image)
-            drawn = np.asarray(canvas.buffer_rgba()).astype(np.int64)
+            drawn = np.asarray(canvas.buffer_rgba())  # the canvas itself: read it before restoring
+            alpha = drawn[..., 3]
+            if not np.all((alpha == 255) | (alpha == 0)):
+                return None
+            ys, xs = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
+            if not ys.size:
+                return (0, 0, 0, 0), np.empty(0, np.int64), np.empty(0, np.int64)
+            y0, y1, x0, x1 = ys[0], ys[-1] + 1, xs[0], xs[-1] + 1
+            box = drawn[y0:y1, x0:x1].astype(np.int64)  # only the drawn box, not the whole canvas
         finally:
             image.set_data(data)
             canvas.restore_region(saved)
-        alpha = drawn[..., 3]
-        if not np.all((alpha == 255) | (alpha == 0)):
-            return None
-        ys, xs = np.nonzero(alpha)
-        if not ys.size:
-            return (0, 0, 0, 0), np.empty(0, np.int64), np.empty(0, np.int64)
-        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
-        box = drawn[y0:y1, x0:x1]
         if not (box[..., 3] == 255).all():  # not a full rectangle (a rotated or clipped image)
             return None
         cells = box[..., 0] + (box[..., 1] << 8) + (box[..., 2] << 16) - 1

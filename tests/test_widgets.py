@@ -140,3 +140,28 @@ def test_a_background_kept_by_key_is_the_one_drawn_afresh():
         assert visited.image.value == fresh.image.value, slope
         visited.set(x=0.5)
     assert len(visited._kept_backgrounds) == 3
+
+
+def test_a_control_moved_in_the_front_end_is_not_echoed_back():
+    """A value from the front end redraws without an echo_update message (ipywidgets 8 sends one
+    per change unless the trait says otherwise; 7.x sends none), for the explorer's controls
+    only: a slider elsewhere still echoes; a value set in the kernel still goes to the front end."""
+    live = toy_explorer()
+    control, other = live.controls["n"], widgets.IntSlider(value=8, min=2, max=64)
+    sent = {id(control): [], id(other): []}
+
+    def recorder(log: list):
+        return lambda msg, buffers=None: log.append(msg)
+
+    for widget in (control, other):
+        widget._send = recorder(sent[id(widget)])
+    before = live.image.value
+    control.set_state({"value": 16})  # as the front end's comm message does
+    other.set_state({"value": 16})
+    assert control.value == 16 and live.image.value != before
+    assert not [m for m in sent[id(control)] if m["method"] == "echo_update"]
+    if int(widgets.__version__.split(".")[0]) >= 8:
+        assert [m["method"] for m in sent[id(other)]] == ["echo_update"]
+    live.set(n=24)
+    if getattr(control.comm, "kernel", True) is not None:  # ipywidgets 7 sends nothing without a kernel
+        assert sent[id(control)][-1]["state"] == {"value": 24}
