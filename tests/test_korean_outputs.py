@@ -36,7 +36,7 @@ REPRS = {"tensor", "dtype", "True", "False", "None", "nan", "inf", "float", "bfl
          "device", "requires_grad", "grad_fn", "array"}
 # Names the prose uses as they are: libraries, subsystems, layers and models, units.
 NAMES = {"Python", "autograd", "RMSNorm", "SwiGLU", "ViT-L", "DINOv", "SigLIP", "So", "Meta", "TFLOPs", "rad",
-         "tanh", "log-sum-exp", "McNemar", "rand", "randn"}
+         "tanh", "log-sum-exp", "McNemar", "rand", "randn", "tril", "triu"}
 # Messages a library raises, printed on purpose to show the failure (08: nn.Embedding past its table;
 # 05: masked_fill with -1e9 in float16).
 LIBRARY = ("index out of range in self", "value cannot be converted to type c10::Half without overflow")
