@@ -45,6 +45,20 @@ def test_executed_in_order_without_errors(path):
     assert counts == list(range(1, len(counts) + 1)), f"cells not run top to bottom in one fresh kernel: {counts}"
 
 
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/(?:[\w.-]+/)+(?:\.venv|site-packages|notebooks)\b")  # a machine's own folders
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_stored_outputs_name_no_folder_of_the_machine_that_ran_them(path):
+    """A stored output is read on every learner's machine: it shows paths relative to the repository, never the
+    absolute folders of the machine (or worktree) that executed it."""
+    for cell in cells(path):
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+            found = ABSOLUTE_PATH.search(text)
+            assert found is None, f"cell {cell.get('id')} stores {found.group()!r}: run it from the repository root"
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_has_the_series_shape(path):
     text = markdown(path)
