@@ -283,8 +283,7 @@ def allowed_words() -> set[str]:
 
 # Beyond the explorers' allowed words: names (people, models, libraries) and maths written in words.
 FIGURE_ALLOWED = {"B", "He", "PyTorch", "Llama", "OpenVLA", "Var", "sin", "cos", "dim", "PE", "exp", "ln", "Attention", "Lab",
-                  "numpy", "torch", "ms", "ipywidgets", "Jupyter", "pip", "install", "relu", "gelu", "nn", "view",
-                  "prefix-LM"}  # the glossary keeps prefix-LM as the Korean name of the mask (notebook 11)
+                  "numpy", "torch", "ms", "ipywidgets", "Jupyter", "pip", "install", "relu", "gelu", "nn", "view"}
 STYLE = re.compile(r"^(?:tab:\w+|C\d|[.ox^s*+dDv<>|_-]{0,3}[-:.]*)$")  # a colour or a line style
 
 
