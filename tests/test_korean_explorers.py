@@ -22,6 +22,7 @@ ALLOWED = {
     "fp", "GPT", "nats", "bits", "RoPE", "pre-norm", "post-norm", "kv", "KV", "px", "MiB", "GiB", "KiB", "GB", "MB", "dtype",
     "softmax", "LayerNorm", "FFN", "MLP", "PAD", "pad", "BOS", "EOS", "e", "cos", "log",
     "L", "P", "RMS", "FLOPs", "GFLOPs", "helpers", "Llama",
+    "prefix-LM",  # the glossary keeps it as the Korean name of notebook 11's mask
     "the", "robot", "picks", "up", "cup", "bowl", "she", "paid", "loan", "cat", "sat", "on", "mat",
 }
 

@@ -13,7 +13,7 @@ from helpers.text import center, ljust, pad, rjust, width
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 # Notebooks whose tables are still padded by characters (being rewritten elsewhere); remove as they are fixed.
-PENDING = {"11_tiny_vla.ipynb"}
+PENDING: set[str] = set()
 # An f-string field padding a string literal by characters: {'label':>12}, {"label":<8}
 LITERAL_PADDED = re.compile(r"""\{\s*('[^'{}]*'|"[^"{}]*")\s*(?:!s)?:[<>^]?\d+\}""")
 

@@ -134,7 +134,7 @@ def overlay_grid(model: TinyVLA, scene: Scene, title: str = ""):
                 if q == 0:
                     ax.set_title(tr(f"layer {layer}, head {head}"), fontsize=8)
                 if layer == head == 0:
-                    ax.set_ylabel(query, fontsize=8)
+                    ax.set_ylabel(tr(query), fontsize=8)
     fig.suptitle(title or tr(f'"{scene.text()}"  (cyan: the named object; white ×: the decoded (x, y); '
                              f'corner: the row\'s weight on the image, faded below {DIM_BELOW})'), fontsize=9)
     return fig
