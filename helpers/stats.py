@@ -1,5 +1,6 @@
 """Statistics of attention weights that notebook 02 builds: entropy and the softmax Jacobian;
-and the Wilson interval of a share of successes (how many seeds of a training run reach a bar).
+and, for notebook 11's comparison of training runs, the Wilson interval of a share of successes (how many
+seeds reach a bar), the exact paired sign-flip test, and a plot of paired results.
 
 Each attention function takes a numpy array or a torch tensor of probabilities ``p`` (the softmax
 output, summing to 1 along the last axis) and returns the same kind.
@@ -111,16 +112,6 @@ def sign_flip_p(differences: list[int]) -> float:
                 following[total + signed] = following.get(total + signed, 0) + count
         sums = following
     return sum(count for total, count in sums.items() if abs(total) >= observed) / 2 ** len(differences)
-
-
-def mcnemar_exact_p(only_first: int, only_second: int) -> float:
-    """Exact two-sided McNemar p-value: of the pairs where exactly one arm succeeds, is it the first
-    arm as often as the second? (a two-sided binomial test of ``only_first`` out of the discordant pairs at 1/2)."""
-    if not all(isinstance(k, (int, np.integer)) and k >= 0 for k in (only_first, only_second)):
-        raise ValueError(tr(f"need two whole counts >= 0, got {only_first!r}, {only_second!r}"))
-    n = only_first + only_second
-    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2**n
-    return min(1.0, 2 * tail)
 
 
 def paired_plot(first, second, names: tuple[str, str], ylabel: str, bar: float | None = None, bar_label: str = "", ax=None):

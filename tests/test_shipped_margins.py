@@ -234,8 +234,7 @@ for _mask in ("causal", "prefix"):
 def _heads() -> dict[str, list[int]]:
     """Notebook 11, section 8: the causal model's looking heads (its colour word puts over half of its image
     attention on the target), its layer-1 head that reads the colour word from "writes x", and the prefix-LM
-    model's reading heads (the target's patch puts over half of its weight on the colour word) and the heads whose
-    colour word puts over half of its weight on the target's patch (its redundant looks). Section 9
+    model's reading heads (the target's patch puts over half of its weight on the colour word). Section 9
     picks the causal and prefix-LM heads again, on its own scenes and from the raw weights: the same heads."""
     from helpers.vla import (
         colour_word_position,
@@ -257,9 +256,8 @@ def _heads() -> dict[str, list[int]]:
     with torch.no_grad():
         prefix(images, instructions)
     reads = prefix.attention()[0, :, :, :n, colour][torch.arange(len(scenes)), :, object_patch(scenes, 0)].mean(0)
-    word_looks = prefix.attention()[0, torch.arange(len(scenes)), :, colour, object_patch(scenes, 0)].mean(0)
     return {"lookers": [h for h in range(4) if on_target[h] > 0.5], "l1 reader": [l1_reader],
-            "readers": [h for h in range(4) if reads[h] > 0.5], "prefix lookers": [h for h in range(4) if word_looks[h] > 0.5]}
+            "readers": [h for h in range(4) if reads[h] > 0.5]}
 
 
 @cache
@@ -308,14 +306,14 @@ def _one_look(trial):
 def _prefix_trial(trial):
     from helpers.vla import VLAConfig, attention_knocked_out, colour_word_position, object_patch
 
-    readers, lookers, config, scenes = _heads()["readers"], _heads()["prefix lookers"], VLAConfig(), _scenes("ablation scenes")
+    readers, config, scenes = _heads()["readers"], VLAConfig(), _scenes("ablation scenes")
     patches, every = list(range(config.n_patches)), range(config.num_heads)
     colour_words = torch.full((len(scenes),), colour_word_position(config))
     return _intervened("prefix", {
         "forbid every patch to read the colour word": lambda net: attention_knocked_out(net, 0, every, patches, colour_words),
         "forbid it in the reading heads only": lambda net: attention_knocked_out(net, 0, readers, patches, colour_words),
-        "knock out the colour word's looks at the target": lambda net: attention_knocked_out(
-            net, 0, lookers, colour_words[0].item(), object_patch(scenes, 0)),
+        "knock out the colour word's look at the target (every head)": lambda net: attention_knocked_out(
+            net, 0, every, colour_words[0].item(), object_patch(scenes, 0)),
     }[trial])
 
 
@@ -335,7 +333,7 @@ for _trial in ("zero the looking heads at the colour word only", "zero the looki
     SECTION_9.append(f"11: causal, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _one_look(trial)
 for _trial in ("forbid every patch to read the colour word", "forbid it in the reading heads only",
-               "knock out the colour word's looks at the target"):
+               "knock out the colour word's look at the target (every head)"):
     SECTION_9.append(f"11: prefix, {_trial}")
     CASES[SECTION_9[-1]] = lambda trial=_trial: _prefix_trial(trial)
 for _name in list(SECTION_9):

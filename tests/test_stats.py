@@ -95,16 +95,6 @@ def test_sign_flip_p_is_the_share_of_sign_assignments():
         sign_flip_p([0.5, 1])
 
 
-def test_mcnemar_exact_p_is_a_two_sided_binomial_test():
-    from helpers.stats import mcnemar_exact_p
-
-    assert mcnemar_exact_p(5, 0) == 2 * 0.5**5 == mcnemar_exact_p(0, 5)
-    assert mcnemar_exact_p(3, 3) == 1.0 and mcnemar_exact_p(0, 0) == 1.0
-    assert np.isclose(mcnemar_exact_p(9, 1), 2 * 11 / 1024)  # P(X <= 1) for X ~ Bin(10, 1/2) is 11/1024
-    with pytest.raises(ValueError):
-        mcnemar_exact_p(-1, 2)
-
-
 def test_paired_plot_joins_each_units_two_values():
     """One line per unit from its first value (x = 0) to its second (x = 1), a box per condition, the bar dashed."""
     import matplotlib
