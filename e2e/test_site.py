@@ -466,7 +466,8 @@ def test_latency_one_display_frame(browser, site_url):
 COLD_PAGES = ["00_start_here", "01_dot_product", "02_softmax", "03_scaling_sqrt_dk", "05_masking", "06_multi_head_attention",
               "07_transformer_block", "09_attention_at_scale", "10b_induction_heads"]  # each explorer with a slider of 7+ positions
 COLD_PER_PAGE = 4  # cold changes at most per page (a fresh browser context each: nothing cached)
-COLD_MEDIAN_MS = 100  # issue 26's target for a change whose picture was not decoded ahead
+COLD_FRAMES = 6  # median of a change whose picture was not decoded ahead, in display frames measured in the page
+# (issue 26's 100 ms target at 60 Hz); a ratio of two times measured in one run, never a wall-clock bound
 COLD_CHANGES = 16  # 20 today; fewer measured means the walk below stopped finding pictures never fetched
 SETTLED = """() => { const ex = document.querySelector('.al-explorer').alExplorer;
   return ex.m !== undefined && [ex.state, ...ex.neighbours(ex.state)].every(n => ex.image(n).decoded); }"""
@@ -544,8 +545,9 @@ def test_latency_cold_change(browser, site_url):
     assert result["changes"] >= COLD_CHANGES, (f"only {result['changes']} cold changes measured (at least {COLD_CHANGES}): "
                                                   "the explorers' starting positions moved? add a page to COLD_PAGES")
     assert result["preloaded"] == 0
-    assert result["median_ms"] <= COLD_MEDIAN_MS, (f"cold change median {result['median_ms']:.1f} ms "
-                                                   f"({result['median_ms'] / frame_ms:.1f} display frames) > {COLD_MEDIAN_MS} ms")
+    frames = result["median_ms"] / frame_ms
+    assert frames <= COLD_FRAMES, (f"cold change median {frames:.2f} display frames ({result['median_ms']:.1f} ms, "
+                                   f"frames of {frame_ms:.1f} ms) > {COLD_FRAMES}")
 
 
 @contextlib.contextmanager
