@@ -56,7 +56,10 @@ INSTRUMENT_JS = """
   if (window.__lat) return;
   const lat = window.__lat = {records: [], current: null, target: null, sends: [], bigs: [],
                               frames: [], values: [], handle: null, lastMove: null};
-  const start = () => {
+  const start = (event) => {
+    // a key press's own input event (Space on a checkbox) belongs to the record the key press opened
+    if (event.type === 'input' && performance.now() - (lat.keydown ?? -1e9) < 100) return;
+    if (event.type === 'keydown') lat.keydown = performance.now();
     if (lat.target && lat.current === null) lat.current = {input: performance.now(), sent: null, received: null, bytes: null};
   };
   document.addEventListener('keydown', start, true);
@@ -91,12 +94,14 @@ INSTRUMENT_JS = """
       if (m.attributeName === 'aria-valuenow' && el === lat.handle) {
         lat.values.push({t: lat.lastMove ?? performance.now(), value: el.getAttribute('aria-valuenow')});
       }
-      if (m.attributeName !== 'src' || el !== lat.target) continue;
+      if (!['src', 'data-paint'].includes(m.attributeName) || el !== lat.target) continue;
       const rec = lat.current || {};
       lat.current = null;
       rec.src = performance.now();
-      const frame = {received: lat.bigs.length ? lat.bigs[lat.bigs.length - 1] : null, src: rec.src};
-      el.decode().catch(() => null).then(() => {
+      // a canvas is painted already decoded; a picture painted before any message came back was sent ahead
+      rec.ahead = el.dataset.source === 'ahead';
+      const frame = {received: lat.bigs.length ? lat.bigs[lat.bigs.length - 1] : null, src: rec.src, ahead: rec.ahead};
+      (el.tagName === 'CANVAS' ? Promise.resolve() : el.decode().catch(() => null)).then(() => {
         rec.decoded = frame.decoded = performance.now();
         requestAnimationFrame(() => {
           rec.frame = frame.frame = performance.now();
@@ -105,7 +110,7 @@ INSTRUMENT_JS = """
         });
       });
     }
-  }).observe(document.body, {attributes: true, subtree: true, attributeFilter: ['src', 'aria-valuenow']});
+  }).observe(document.body, {attributes: true, subtree: true, attributeFilter: ['src', 'data-paint', 'aria-valuenow']});
 }
 """
 
@@ -137,7 +142,8 @@ widgets.VBox([widgets.HBox([slider]), widgets.HBox([image])])
 
 
 def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool = False,
-                   before: str | None = None, echo: bool = False, floor: bool = False) -> list[tuple[str, str]]:
+                   before: str | None = None, echo: bool = False, floor: bool = False,
+                   setup: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """The notebook that builds every registered explorer (those of ``only``'s notebooks), one
     cell each, in the served folder; returns (notebook, variant) per explorer cell, in order.
     ``compare``: each explorer also with Agg drawing every artist ("agg", ``LiveFigure.paste =
@@ -146,6 +152,7 @@ def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool 
     its imports renamed): each explorer also as that copy builds it ("before"), in the same run.
     ``echo``: each explorer also with its controls echoed back as ipywidgets 8 does by default
     ("echo"). ``floor``: first, the fixed-picture slider (:data:`FLOOR`, variant "floor").
+    ``setup``: notebook -> a line run on its explorer before it is shown (say ``explorer.set(n=32)``).
     Variants alternate their order from one explorer to the next."""
     keys, cells = [], [nbformat.v4.new_code_cell("import helpers\nprint(helpers.__file__)")]
     if floor:
@@ -166,6 +173,7 @@ def write_notebook(lab_root: Path, only: list[str] | None = None, compare: bool 
             source += "explorer.paste = False\nexplorer.refresh()\n" if variant == "agg" else ""
             source += ("for control in explorer.controls.values():\n"
                        "    control._value_metadata.pop('echo_update', None)\n") if variant == "echo" else ""
+            source += (setup or {}).get(stem, "") + "\n"
             cells.append(nbformat.v4.new_code_cell(source + "explorer"))
             keys.append((stem, variant))
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
@@ -196,7 +204,7 @@ def _reset(page, target=None, handle=None) -> None:
 
 def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
     """``steps`` key presses on one control, each timed to its picture; the stats and breakdown."""
-    img = explorer.locator("img.widget-image").first.element_handle()
+    img = explorer.locator(lab_page.PICTURE).first.element_handle()
     _reset(page, img)
     direction = None
     unchanged = 0
@@ -226,12 +234,12 @@ def step_control(page, explorer, control: lab_page.Control, steps: int) -> dict:
     if not latencies:
         return None
     return {"how": "arrow key" if control.kind == "slider" else "key", **stats(latencies), "parts_ms": breakdown(records),
-            **({"unchanged": unchanged} if unchanged else {})}
+            "ahead": sum(bool(r.get("ahead")) for r in records), **({"unchanged": unchanged} if unchanged else {})}
 
 
 def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
     """Hold the slider's handle and move it across DRAG_POSITIONS positions, one every DRAG_PAUSE_MS."""
-    img = explorer.locator("img.widget-image").first.element_handle()
+    img = explorer.locator(lab_page.PICTURE).first.element_handle()
     handle = control.locator.locator(".noUi-handle").first
     track = control.locator.locator(".noUi-target, .noUi-base").first
     value, low, high = lab_page.slider_value(control)
@@ -254,10 +262,11 @@ def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
     data = page.evaluate("({values: window.__lat.values, sends: window.__lat.sends, frames: window.__lat.frames})")
     _reset(page)
     moves = data["values"]
-    frames = [f for f in data["frames"] if f.get("frame") is not None and f.get("received") is not None]
+    frames = [f for f in data["frames"] if f.get("frame") is not None and (f.get("ahead") or f.get("received") is not None)]
     sends = sorted(data["sends"])
-    # each picture answers the last message sent before it arrived
-    answered = [max((s for s in sends if s <= f["received"]), default=None) for f in frames]
+    # each picture from the kernel answers the last message sent before it arrived; one sent
+    # ahead is painted by the move itself
+    answered = [f["src"] if f.get("ahead") else max((s for s in sends if s <= f["received"]), default=None) for f in frames]
     latencies = []
     for move in moves:
         first = next((f["frame"] for f, s in zip(frames, answered, strict=True) if s is not None and s >= move["t"]), None)
@@ -266,15 +275,26 @@ def drag_control(page, explorer, control: lab_page.Control) -> dict | None:
     if not latencies:
         return None
     return {"how": "drag", **stats(latencies), "positions": len(moves), "pictures": len(frames),
-            "end_ms": round(latencies[-1], 1)}
+            "ahead": sum(bool(f.get("ahead")) for f in frames), "end_ms": round(latencies[-1], 1)}
+
+
+def wait_drawn_ahead(view, timeout: float = 180_000) -> None:
+    """Wait until the kernel has drawn ahead what it plans for this explorer (a FrameView says so on
+    its canvas), as a learner reading the page gives it time to; an Image view draws nothing ahead."""
+    canvas = view.locator("canvas.al-frame")
+    if canvas.count():
+        canvas.first.evaluate("(c, timeout) => new Promise((done, fail) => { const t0 = performance.now();"
+                              " const poll = () => c.dataset.drawingAhead === '0' ? done()"
+                              " : performance.now() - t0 > timeout ? fail(new Error('still drawing ahead'))"
+                              " : setTimeout(poll, 100); poll(); })", timeout)
 
 
 def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list[str] | None = None,
             compare: bool = False, before: str | None = None, echo: bool = False, floor: bool = False,
-            progress=print) -> dict:
+            setup: dict[str, str] | None = None, progress=print) -> dict:
     """Every control of every explorer: {"rows": [...], "load": ...}; each row one control and one
     way of moving it."""
-    keys = write_notebook(lab_root, only, compare, before, echo, floor)
+    keys = write_notebook(lab_root, only, compare, before, echo, floor, setup)
     lab_page.open_notebook(page, lab, NOTEBOOK)
     lab_page.run_all(page, timeout=600)
     problems = lab_page.problems(page)
@@ -287,8 +307,10 @@ def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list
         view.evaluate("el => el.scrollIntoView({block: 'center'})")
         page.wait_for_timeout(300)
         for control in lab_page.controls(view):
+            wait_drawn_ahead(view)  # a learner looks at the picture before moving the next control
             found = [step_control(page, view, control, steps)]  # None: no step changed the picture
             if drag and control.kind == "slider":
+                wait_drawn_ahead(view)
                 found.append(drag_control(page, view, control))
             for row in filter(None, found):
                 rows.append({"explorer": stem, "variant": variant, "control": control.label, **row})
@@ -302,6 +324,7 @@ def line(row: dict) -> str:
     parts = row.get("parts_ms") or {}
     extra = (f"pictures {row['pictures']}/{row['positions']} positions, end {row['end_ms']:.0f}"
              if row["how"] == "drag" else " ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+    extra += f"; {row['ahead']} painted from pictures sent ahead" if row.get("ahead") else ""
     extra += f" ({row['unchanged']} presses left the picture as it was)" if row.get("unchanged") else ""
     name = row["explorer"] + ("" if row.get("variant", "paste") == "paste" else f" ({row['variant']})")
     return (f"{name:<30} {row['control'][:18]:<18} {row['how']:<9} {row['n']:>3} "
@@ -337,14 +360,3 @@ def summarise(rows: list[dict]) -> dict[str, dict]:
                           "slowest_median_ms": max(r["median_ms"] for r in mine),
                           "largest_p90_ms": max(r["p90_ms"] for r in mine), "explorers_ms": medians}
     return found
-
-
-def fastest(rows: list[dict], variant: str = "paste") -> tuple[str, float]:
-    """The explorer whose median over its key steps (drags left out) is the smallest, and that median."""
-    per_explorer = {}
-    for row in rows:
-        if row["how"] != "drag" and row.get("variant", "paste") == variant:
-            per_explorer.setdefault(row["explorer"], []).append(row["median_ms"])
-    medians = {stem: statistics.median(v) for stem, v in per_explorer.items()}
-    stem = min(medians, key=medians.get)
-    return stem, medians[stem]

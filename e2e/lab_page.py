@@ -32,20 +32,28 @@ CONTROL_KINDS = {
     "radio": ".widget-radio-box",
 }
 
-# SHA-256 of every picture (ipywidgets Image) under an element, and the readouts' text.
+# An explorer's picture: a FrameView's canvas (helpers/frame_view.js), or an ipywidgets Image.
+PICTURE = "canvas.al-frame, img.widget-image"
+
+# SHA-256 of every picture under an element (a canvas's painted pixels, an image's PNG), and the
+# readouts' text.
 SNAPSHOT_JS = """
 async (root) => {
+  const PICTURE = '""" + PICTURE + """';
   const hex = (buf) => Array.from(new Uint8Array(buf), b => b.toString(16).padStart(2, '0')).join('');
   const pictures = [];
-  for (const img of root.querySelectorAll('img.widget-image')) {
-    let digest = '';
-    if (img.src) {
-      const bytes = await (await fetch(img.src)).arrayBuffer();
-      digest = hex(await crypto.subtle.digest('SHA-256', bytes));
+  for (const img of root.querySelectorAll(PICTURE)) {
+    let digest = '', bytes = null;
+    if (img.tagName === 'CANVAS') {  // a FrameView: the pixels it painted
+      if (img.width) bytes = img.getContext('2d').getImageData(0, 0, img.width, img.height).data;
+    } else if (img.src) {
+      bytes = await (await fetch(img.src)).arrayBuffer();
     }
-    pictures.push({src: img.src, digest, complete: img.complete, width: img.naturalWidth});
+    if (bytes) digest = hex(await crypto.subtle.digest('SHA-256', bytes));
+    const complete = img.tagName === 'CANVAS' ? img.width > 0 : img.complete;
+    pictures.push({src: img.src || img.dataset.paint, digest, complete, width: img.naturalWidth || img.width});
   }
-  const readouts = Array.from(root.querySelectorAll('.widget-html'), el => el.textContent.trim()).join('\\n');
+  const readouts = Array.from(root.querySelectorAll('.widget-html, .al-readouts'), el => el.textContent.trim()).join('\\n');
   return {pictures, readouts};
 }
 """
@@ -196,8 +204,8 @@ class Control:
 
 
 def explorers(page: Page) -> list[Locator]:
-    """Every displayed widget output that holds a picture (an ipywidgets Image)."""
-    return [view for view in page.locator(WIDGET_OUTPUT).all() if view.locator("img.widget-image").count()]
+    """Every displayed widget output that holds a picture (a FrameView or an ipywidgets Image)."""
+    return [view for view in page.locator(WIDGET_OUTPUT).all() if view.locator(PICTURE).count()]
 
 
 def controls(explorer: Locator) -> list[Control]:

@@ -1,8 +1,11 @@
 """Live figures driven by ipywidgets controls.
 
 The figure is made once. Each control change calls an update function that edits the
-figure's artists in place; the figure is rendered by Agg to a PNG and shown in an
-``ipywidgets.Image``. No re-plot per event, no matplotlib frontend extension needed.
+figure's artists in place; the figure is rendered by Agg to a PNG and shown by a small canvas
+widget (:func:`picture_widget`: anywidget, or a plain ``ipywidgets.Image`` where anywidget is not
+installed). While the learner looks, the kernel draws the positions one move away and sends them
+ahead, so a step to one of them is painted by the browser at once. No re-plot per event, no
+matplotlib frontend extension needed.
 
 Displayed in JupyterLab the explorer is live; displayed anywhere else (nbval, GitHub,
 nbconvert) the same output carries a static PNG of its current state.
@@ -13,14 +16,19 @@ so the rest of ``helpers`` runs where no widget stack is installed (a GPU server
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
+import json
+import math
+import os
 import struct
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -74,6 +82,104 @@ def without_echo(control: widgets.ValueWidget) -> None:
     lost: a second browser window on the same kernel no longer follows this control.
     """
     control._value_metadata = {**getattr(control, "_value_metadata", {}), "echo_update": False}
+
+
+_FRAME_VIEW = []  # the FrameView class, made on first use (anywidget imported only then)
+
+
+def _frame_view_class():
+    """The canvas widget of helpers/frame_view.js, or None where anywidget is not installed."""
+    if not _FRAME_VIEW:
+        try:
+            import anywidget
+            import traitlets
+        except ModuleNotFoundError:
+            _FRAME_VIEW.append(None)
+            return None
+
+        class FrameView(anywidget.AnyWidget):
+            """A live explorer's picture on a canvas, with its readouts beside it.
+
+            ``value`` is the PNG of the current picture, ``key`` (a JSON list) the controls'
+            values it shows, ``readouts`` the HTML beside it. Pictures sent ahead with
+            :meth:`send_ahead` are painted by the browser as soon as the controls reach them.
+            """
+
+            _esm = Path(__file__).with_name("frame_view.js").read_text(encoding="utf-8")
+            value = traitlets.Bytes(b"").tag(sync=True)
+            key = traitlets.Unicode("[]").tag(sync=True)
+            readouts = traitlets.Unicode("").tag(sync=True)
+            alt = traitlets.Unicode("").tag(sync=True)
+            control_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
+            control_traits = traitlets.List(traitlets.Unicode()).tag(sync=True)
+
+            drawing_ahead = traitlets.Bool(False).tag(sync=True)  # the kernel is still drawing ahead
+
+            def send_ahead(self, keys: list[list], readouts: list[str], alts: list[str], pictures: list[bytes]) -> None:
+                self.send({"type": "ahead", "keys": keys, "readouts": readouts, "alts": alts}, buffers=pictures)
+
+        _FRAME_VIEW.append(FrameView)
+    return _FRAME_VIEW[0]
+
+
+def picture_widget(alt: str = ""):
+    """The widget that shows an explorer's picture: a FrameView where anywidget is installed,
+    else an ``ipywidgets.Image`` (every picture then comes from the kernel). The environment
+    variable ``ATTENTION_LAB_PICTURE=image`` asks for the Image anyway, for a front end that
+    cannot show an anywidget."""
+    view = None if os.environ.get("ATTENTION_LAB_PICTURE") == "image" else _frame_view_class()
+    return ipywidgets().Image(format="png") if view is None else view(alt=alt)
+
+
+def control_key(control: widgets.ValueWidget):
+    """What the front end holds for a control: a selection's index, any other control's value."""
+    return control.index if hasattr(control, "_options_values") else control.value
+
+
+def listeners(control: widgets.ValueWidget) -> list:
+    """What observes a control's value besides its class's own handlers: another control that
+    follows it, say. Drawing ahead along such a control could show a position the kernel would
+    not (its follower has not moved yet), so it is not drawn ahead."""
+    import traitlets
+
+    found = control._trait_notifiers.get("value", {}).get("change", [])
+    return [f for f in found if not isinstance(f, traitlets.ObserveHandler)]
+
+
+def synced_trait(control: widgets.ValueWidget) -> str:
+    return "index" if hasattr(control, "_options_values") else "value"
+
+
+def positions_along(control: widgets.ValueWidget, moved: int = 0, reach: int = 32) -> list:
+    """Values of ``control`` one move or more away from its value, nearest first, at most
+    ``reach`` of them: a slider's positions (at equal distance, those in the direction ``moved``,
+    +1 or -1, first), a selection's other options, a checkbox's other state. Values a front end
+    would send."""
+    if hasattr(control, "_options_values"):
+        others = sorted((i for i in range(len(control._options_values)) if i != control.index),
+                        key=lambda i: (abs(i - control.index), -moved * (i - control.index)))
+        return [control._options_values[i] for i in others[:reach]]
+    if isinstance(control.value, bool):
+        return [not control.value]
+    if not hasattr(control, "step") or not control.step:
+        return []
+    log = hasattr(control, "base")  # FloatLogSlider: the step is in the exponent
+    at = math.log(control.value, control.base) if log else control.value
+    low, high = control.min, control.max
+    step = control.step
+    ahead, back = [], []
+    for i in range(1, reach + 1):
+        for sign, found in ((1, ahead), (-1, back)):
+            value = at + sign * i * step
+            if low - 1e-9 * step <= value <= high + 1e-9 * step:
+                found.append(value)
+    first, second = (back, ahead) if moved < 0 else (ahead, back)
+    order = [v for pair in zip(first, second, strict=False) for v in pair]
+    order += first[len(second):] + second[len(first):]
+    order = order[:reach]
+    if isinstance(control.value, int):
+        order = [int(round(v)) for v in order]
+    return [control.base**v for v in order] if log else order
 
 
 def new_figure(figsize: tuple[float, float], dpi: int = 90) -> Figure:
@@ -133,10 +239,18 @@ class LiveFigure:
             background and draws these artists over it (blitting): several times faster.
             An update that changes anything else must call :meth:`invalidate` first.
             Without ``animated`` the whole figure is drawn on every update.
+        limits: a slider whose maximum follows another control: follower name -> (leader
+            name, function of the leader's value giving the follower's maximum). Declared here
+            (not as an observer of the leader's own) so that positions of the leader can be
+            drawn ahead too, the follower clamped as it will be.
 
     Attributes:
         readouts: the last readouts returned by ``update``.
         last_update_ms: wall time of the last update (compute + draw + PNG).
+
+    Shown in a front end by a FrameView, the explorer draws ahead: after each change, between
+    messages, it draws the positions of each control nearest the current one (the whole range of
+    a slider, every option of a selection) and sends them, so a move there is painted at once.
     """
 
     def __init__(
@@ -145,6 +259,7 @@ class LiveFigure:
         update: Callable[..., Readouts | None],
         controls: Mapping[str, widgets.ValueWidget],
         animated: Sequence[Artist] = (),
+        limits: Mapping[str, tuple[str, Callable[[object], int]]] | None = None,
     ) -> None:
         self.fig = fig
         self.controls = dict(controls)
@@ -154,14 +269,32 @@ class LiveFigure:
             artist.set_animated(True)  # left out of the cached background
         self._background = None
         self._relayout = isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+        # where each axes stood before any layout: every layout starts from there, so the margins
+        # depend on what the figure shows, not on the positions shown before (constrained layout
+        # refines its margins from where the axes stand)
+        self._unlaid = [(ax, ax.get_position(original=True).frozen(), ax.get_position().frozen()) for ax in fig.axes]
         widgets = ipywidgets()
-        self.image = widgets.Image(format="png")
-        self.readout_box = widgets.HTML()
+        self.image = picture_widget()
+        self.readout_box = widgets.HTML()  # beside a plain Image; a FrameView shows its own
         self.readouts: Readouts = {}
         self.last_update_ms = float("nan")
+        # the pictures sent ahead, oldest first: key -> (PNG, readouts, their HTML, text alternative)
+        self._ahead_sent: dict[str, tuple] = {}
+        self._ahead_plan: list[dict] = []
+        self._ahead_running = False
+        self._figure_moved = False  # drawn ahead since the last refresh: the figure shows another position
+        # drawn ahead only along controls no other code listens to (it could move another control)
+        self._free = {name: not listeners(control) for name, control in self.controls.items()}
+        self.limits = dict(limits or {})
+        for follower, (leader, maximum) in self.limits.items():
+            self.controls[leader].observe(self._follower(follower, maximum), names="value")  # before the redraw
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
             without_echo(control)
+        if hasattr(self.image, "send_ahead"):
+            self.image.control_ids = [control.model_id for control in self.controls.values()]
+            self.image.control_traits = [synced_trait(control) for control in self.controls.values()]
+            self.image.on_msg(self._on_view_message)
         self.refresh()
 
     @property
@@ -176,8 +309,17 @@ class LiveFigure:
                 raise ValueError(tr(f"no control named {name!r}; controls are {list(self.controls)}"))
             self.controls[name].value = value
 
-    def _on_change(self, _change) -> None:
+    def _follower(self, follower: str, maximum: Callable[[object], int]) -> Callable:
+        def follow(change) -> None:
+            self.controls[follower].max = maximum(change["new"])
+        return follow
+
+    def _on_change(self, change) -> None:
         self.refresh()
+        name = next((n for n, c in self.controls.items() if c is change["owner"]), None)
+        old, new = change["old"], change["new"]
+        moved = (new > old) - (new < old) if isinstance(new, int | float) and isinstance(old, int | float) else 0
+        self._plan_ahead(name, moved)
 
     _held = False  # inside held(): control changes do not redraw
 
@@ -202,10 +344,107 @@ class LiveFigure:
         if self._held:
             return
         start = time.perf_counter()
-        self.readouts = dict(self._update(**self.values) or {})
-        self.image.value = self.render()
-        self.readout_box.value = format_readouts(self.readouts)
+        key = json.dumps(self.key())
+        drawn = self._ahead_sent.get(key)
+        if drawn is not None:  # drawn ahead (and painted by the front end already): not again
+            picture, self.readouts, readouts, alt = drawn
+            self._figure_moved = True  # the figure itself is put back when drawing ahead stops
+        else:
+            self.readouts = dict(self._update(**self.values) or {})
+            self._figure_moved = False
+            picture, readouts, alt = self.render(), format_readouts(self.readouts), self.alt_text()
+        if hasattr(self.image, "send_ahead"):
+            with self.image.hold_sync():  # one message: picture, readouts and the position they show
+                self.image.value, self.image.readouts, self.image.key, self.image.alt = picture, readouts, key, alt
+        else:
+            self.image.value = picture
+        self.readout_box.value = readouts
         self.last_update_ms = (time.perf_counter() - start) * 1e3
+
+    def key(self, values: Mapping | None = None) -> list:
+        """The controls' values as the front end holds them (a selection by its index), for
+        ``values`` (name -> value, the current ones where left out)."""
+        values = {**self.values, **(values or {})}
+        return [control._options_values.index(values[name]) if hasattr(control, "_options_values")
+                else values[name] for name, control in self.controls.items()]
+
+    def alt_text(self) -> str:
+        """The figure's titles, as the picture's text alternative."""
+        titles = [t for ax in self.fig.axes for t in (ax.get_title(),) if t.strip()]
+        suptitle = getattr(self.fig, "_suptitle", None)
+        return "; ".join(dict.fromkeys([*([suptitle.get_text()] if suptitle else []), *titles]))
+
+    # Drawing ahead: while a front end shows the explorer, other positions of the controls are
+    # drawn between messages and sent to its FrameView, nearest the current position first.
+    AHEAD_PAUSE = 0.01  # seconds between two pictures drawn ahead: a message from the front end goes first
+    MAX_AHEAD = 250  # the FrameView keeps 256 (helpers/frame_view.js): what was sent is still there
+    NEAR = 24  # the FrameView keeps 40 decoded: the nearest positions among them
+
+    def draw_at(self, **values) -> tuple[bytes, str, str]:
+        """The picture, readouts (HTML) and text alternative of another position of the controls
+        (name -> value, the current ones where left out; a follower of :attr:`limits` clamped as
+        the leader's move will clamp it), without moving the controls. The figure shows that
+        position until the next refresh."""
+        values = {**self.values, **values}
+        for follower, (leader, maximum) in self.limits.items():
+            values[follower] = min(values[follower], maximum(values[leader]))
+        readouts = self._update(**values) or {}
+        self._figure_moved = True
+        self._drawn_readouts = dict(readouts)
+        return self.render(), format_readouts(readouts), self.alt_text()
+
+    def ahead_plan(self, moved: str | None = None, direction: int = 0) -> list[dict]:
+        """The positions to draw ahead, nearest first: one move of each control (``moved``
+        first, in its ``direction``), then two moves, and so on; each position a change of one
+        control, name -> value."""
+        free = [n for n in ([moved] if moved else []) + list(self.controls) if self._free[n]]
+        along = {n: positions_along(self.controls[n], direction if n == moved else 0, reach=self.MAX_AHEAD)
+                 for n in dict.fromkeys(free)}
+        depth = max(map(len, along.values()), default=0)
+        return [{n: values[i]} for i in range(depth) for n, values in along.items() if i < len(values)]
+
+    def _on_view_message(self, _view, content, _buffers) -> None:
+        if content.get("type") == "ready":  # a new view: it holds nothing ahead yet
+            self._ahead_sent.clear()
+            self._plan_ahead(None, 0)
+
+    def _plan_ahead(self, moved: str | None, direction: int) -> None:
+        if not hasattr(self.image, "send_ahead"):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not in a kernel's event loop (a script, a test): nobody to send to
+            return
+        self._ahead_plan = self.ahead_plan(moved, direction)[:self.MAX_AHEAD]
+        near = [self.key(values) for values in self._ahead_plan[:self.NEAR]]
+        if near:  # those sent before: the front end decodes them now, ready to paint
+            self.image.send({"type": "near", "keys": near})
+        if self._ahead_plan and not self._ahead_running:
+            self._ahead_running = self.image.drawing_ahead = True
+            loop.call_later(self.AHEAD_PAUSE, self._draw_ahead, loop)
+
+    def _draw_ahead(self, loop) -> None:
+        """Draw and send the next position of the plan, then pause, so that a message from the
+        front end (a move to a position not drawn yet) waits for one picture at most."""
+        while self._ahead_plan:
+            values = self._ahead_plan.pop(0)
+            key = json.dumps(self.key(values))  # as the front end holds it, before any follower moves
+            if key in self._ahead_sent:
+                continue
+            try:
+                picture, readouts, alt = self.draw_at(**values)
+            except Exception:  # a position the explorer cannot show: the front end asks the kernel
+                continue
+            self.image.send_ahead([self.key(values)], [readouts], [alt], [picture])
+            self._ahead_sent[key] = (picture, self._drawn_readouts, readouts, alt)
+            if len(self._ahead_sent) > self.MAX_AHEAD:
+                self._ahead_sent.pop(next(iter(self._ahead_sent)))
+            loop.call_later(self.AHEAD_PAUSE, self._draw_ahead, loop)
+            return
+        self._ahead_running = self.image.drawing_ahead = False
+        if self._figure_moved:  # leave the figure and readouts at the controls' position
+            self.readouts = dict(self._update(**self.values) or {})
+            self._figure_moved = False
 
     MAX_BACKGROUNDS = 16  # backgrounds kept by key (a full-figure RGBA buffer each, about 1 MB)
 
@@ -222,6 +461,9 @@ class LiveFigure:
         if layout:
             self.__dict__.get("_kept_backgrounds", {}).clear()  # drawn with other margins
             if self._relayout:
+                for ax, original, active in self._unlaid:
+                    ax._set_position(original, which="original")
+                    ax._set_position(active, which="active")
                 self.fig.set_layout_engine("constrained")
 
     def render(self) -> bytes:
@@ -359,7 +601,8 @@ class LiveFigure:
         """The controls above, the picture and readouts below."""
         widgets = ipywidgets()
         controls = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
-        return widgets.VBox([controls, widgets.HBox([self.image, self.readout_box])])
+        shown = [self.image] if hasattr(self.image, "send_ahead") else [self.image, self.readout_box]
+        return widgets.VBox([controls, widgets.HBox(shown)])
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = widget_view_bundle(self.widget)  # live view in a front end with a kernel
@@ -397,12 +640,12 @@ class LiveHeatmap(LiveFigure):
 
     Drawing is layered so that each update redraws only what it changes:
 
-    - the margins are laid out again only when the widest tick label or the key labels'
-      rotation changes (a layout pass costs more than a draw), and are frozen otherwise;
-    - the colour bar and the frame are drawn once per layout (the static background);
-    - new labels (or a new shape) redraw only the two axes (ticks and labels) over the static
-      background; the result is kept for the last ``MAX_LABEL_SETS`` label sets, so moving a
-      slider back to where it was costs no more than an update that keeps the labels;
+    - new labels (or a new shape) lay the margins out for those labels, always from where the
+      axes stood at first, so the picture of a position never depends on the positions shown
+      before it (a picture drawn ahead is the one the kernel would draw later); the colour bar,
+      the frame, the ticks and the labels are then drawn once and kept, with the margins, for
+      the last ``MAX_LABEL_SETS`` label sets: moving a slider back to where it was costs no
+      more than an update that keeps the labels;
     - every update draws the image, the mask overlay and the title over that (blitting).
     """
 
@@ -419,6 +662,7 @@ class LiveHeatmap(LiveFigure):
         cmap: str = "viridis",
         figsize: tuple[float, float] = (5.2, 4.4),
         cbar_label: str = WEIGHT_LABEL,
+        limits: Mapping[str, tuple[str, Callable[[object], int]]] | None = None,
     ) -> None:
         fig = new_figure(figsize)
         self.ax = fig.add_subplot()
@@ -430,14 +674,14 @@ class LiveHeatmap(LiveFigure):
         self.ax.set_title(self._title)  # always present, so the layout keeps room for a frame's title
         self._compute = compute
         self._layout_key = None  # shape and labels the axes were last drawn with
-        self._layout_size = None  # widest tick labels and key-label rotation the margins were laid out for
-        self._static = None  # pixels of what no update changes (colour bar, frame)
-        self._labelled: dict = {}  # layout key -> static background plus that key's ticks and labels
+        # layout key -> (each axes' position laid out for those labels, the pixels of everything no
+        # update changes: colour bar, frame, ticks and labels); a function of the labels alone
+        self._labelled: dict = {}
         self._set_axes_animated(True)  # drawn per label set by render(), left out of the static background
         self.frame: HeatmapFrame | None = None
         animated = [self.heat, self.overlay, *self.ax.spines.values(), self.ax.title]  # the frame over the image's edge
         self.cached_texts = [self.ax.title]  # above the axes: nothing animated under it
-        super().__init__(fig, self._draw_frame, controls, animated=animated)
+        super().__init__(fig, self._draw_frame, controls, animated=animated, limits=limits)
 
     def _draw_frame(self, **values) -> Readouts:
         frame = self._compute(**values)
@@ -453,14 +697,15 @@ class LiveHeatmap(LiveFigure):
             self.ax.set_xlim(extent[:2])
             self.ax.set_ylim(extent[2:])
             label_axes(self.ax, n_q, n_k, frame.query_labels, frame.key_labels)
-            widest = tuple(max((len(t.get_text()) for t in ticks), default=0)
-                           for ticks in (self.ax.get_yticklabels(), self.ax.get_xticklabels()))
-            rotation = self.ax.get_xticklabels()[0].get_rotation() if n_k else 0.0
-            relayout = (*widest, rotation) != self._layout_size
-            self.invalidate(layout=relayout)
-            if relayout:
-                self._layout_size, self._static = (*widest, rotation), None
             self._layout_key = key
+            laid_out = self._labelled.get(key)
+            if laid_out is None:  # lay out for these labels (from where the axes stood at first)
+                self.invalidate(layout=True)
+            else:  # laid out before: the same margins, and the pixels drawn then
+                for ax, (original, active) in zip(self.fig.axes, laid_out[0], strict=True):
+                    ax._set_position(original, which="original")
+                    ax._set_position(active, which="active")
+                self.invalidate(layout=False)
         self.heat.set_data(weights)
         self.ax.title.set_text(tr(frame.title) if frame.title is not None else self._title)
         blocked = np.zeros((1, 1), bool) if frame.mask is None else ~np.broadcast_to(as_matrix(frame.mask, "mask"), weights.shape)
@@ -476,24 +721,20 @@ class LiveHeatmap(LiveFigure):
 
     def render(self) -> bytes:
         if self._background is None:  # new labels: hand LiveFigure the labelled background
-            canvas = self.fig.canvas
-            if self._static is None:  # first draw, or the margins changed
-                if self._relayout:  # lay out with the axes' labels counted, then freeze the margins
-                    self._set_axes_animated(False)
-                    self.fig.get_layout_engine().execute(self.fig)
-                    self._set_axes_animated(True)
-                    self.fig.set_layout_engine("none")
+            laid_out = self._labelled.get(self._layout_key)
+            if laid_out is None:  # first draw of these labels: lay out, draw what no update changes, then the axes
+                canvas = self.fig.canvas
+                self._set_axes_animated(False)  # lay out with the axes' labels counted, then freeze the margins
+                self.fig.get_layout_engine().execute(self.fig)
+                self._set_axes_animated(True)
+                self.fig.set_layout_engine("none")
                 canvas.draw()  # leaves out the animated artists and the two axes
-                self._static = canvas.copy_from_bbox(self.fig.bbox)
-                self._labelled.clear()
-            labelled = self._labelled.get(self._layout_key)
-            if labelled is None:
-                canvas.restore_region(self._static)
                 self.ax.draw_artist(self.ax.xaxis)
                 self.ax.draw_artist(self.ax.yaxis)
-                labelled = canvas.copy_from_bbox(self.fig.bbox)
+                positions = [(ax.get_position(original=True).frozen(), ax.get_position().frozen()) for ax in self.fig.axes]
+                laid_out = (positions, canvas.copy_from_bbox(self.fig.bbox))
                 if len(self._labelled) >= self.MAX_LABEL_SETS:
                     self._labelled.pop(next(iter(self._labelled)))  # the oldest
-                self._labelled[self._layout_key] = labelled
-            self._background = labelled
+                self._labelled[self._layout_key] = laid_out
+            self._background = laid_out[1]
         return super().render()

@@ -139,10 +139,6 @@ def heads_explorer(
     heads = widgets.ToggleButtons(options=options, value=num_heads, description=tr("heads h"))
     selector = widgets.IntSlider(value=min(head, num_heads - 1), min=0, max=num_heads - 1, description=tr("head"))
 
-    def follow_heads(change) -> None:  # registered before the explorer's own observer: runs first
-        selector.max = change["new"] - 1
-
-    heads.observe(follow_heads, names="value")
     return LiveHeatmap(compute, {
         "sentence": widgets.Dropdown(options=list(SENTENCES), value=sentence, description=tr("sentence"),
                                      layout=widgets.Layout(width="32em")),
@@ -150,7 +146,8 @@ def heads_explorer(
         "scale": widgets.ToggleButtons(options=[(tr(s), s) for s in SCALES], value=scale, description=tr("scale")),
         "num_heads": heads,
         "head": selector,
-    }, title=tr("one head's attention weights"), figsize=(6.0, 5.0))
+    }, title=tr("one head's attention weights"), figsize=(6.0, 5.0),
+        limits={"head": ("num_heads", lambda num_heads: num_heads - 1)})  # a head of the h there are
 
 
 def _draw_heads(ax, token: np.ndarray, feature: np.ndarray, d_k: int, colours: np.ndarray, title: str) -> None:

@@ -91,9 +91,6 @@ def masking_explorer(length: int = 8, pads: int = 2, causal: bool = True, side: 
         "side": widgets.ToggleButtons(options=[(tr(s), s) for s in (N_("left"), N_("right"))], value=side, description=tr("pad side")),
     }
 
-    def follow_length(change) -> None:  # at least one real token: pads ≤ length − 1
-        controls["pads"].max = change["new"] - 1
-
-    controls["length"].observe(follow_length, names="value")  # registered first: runs before the redraw
     return LiveHeatmap(masked_attention, controls, title=tr("self-attention weights (hatched = blocked)"),
-                       figsize=(6.2, 5.2))
+                       figsize=(6.2, 5.2),
+                       limits={"pads": ("length", lambda length: length - 1)})  # at least one real token

@@ -112,7 +112,7 @@ class SentenceExplorer(LiveFigure):
                 query.value = min(keep, len(tokens) - 1)
             finally:
                 self._syncing = False
-        self.refresh()
+        super()._on_change(change)  # redraw, then draw ahead from here
 
     def _lay_out(self, sentence: str | None, tokens: list[str], w: np.ndarray) -> None:
         n = len(tokens)
