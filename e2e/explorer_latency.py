@@ -302,6 +302,8 @@ def measure(page, lab, lab_root: Path, steps: int, drag: bool = True, only: list
     page.evaluate(INSTRUMENT_JS)
     views = lab_page.explorers(page)
     assert len(views) == len(keys), f"{len(views)} explorers shown, {len(keys)} built"
+    for view in views:  # the kernel is idle again: the transport alone waits behind nothing
+        wait_drawn_ahead(view)
     rows, loads = [], [os.getloadavg()[0]]
     for (stem, variant), view in zip(keys, views, strict=True):
         view.evaluate("el => el.scrollIntoView({block: 'center'})")

@@ -7,8 +7,8 @@
 // for the kernel; the kernel's own picture of that position, arriving later, is the same one and
 // is not painted twice.
 
-const KEPT = 256; // pictures kept ahead, as PNG (some 25 KB each); helpers/widgets.py sends no more
-const DECODED = 40; // of them, the latest kept decoded too (some 0.7 MB each), ready to paint
+const KEPT = 320; // pictures kept, as PNG (some 25 KB each): the kernel remembers sending 250 (MAX_AHEAD)
+const DECODED = 40; // of them, those nearest the controls decoded too (some 0.7 MB each), ready to paint
 
 // The controls' values as one string; a number keeps 12 significant digits, so that a slider's
 // value computed in the browser (0.1 + 0.2) and in the kernel (0.3) name the same position.
@@ -33,11 +33,13 @@ async function render({ model, el }) {
   let controls = []; // the controls' own models, once the front end lends them (below)
   const here = () => keyOf(controls.map((control, i) => control.get(traits[i])));
   let shown = null;
-  let pending = null; // the key of a picture kept ahead being decoded to be painted
+  let asked = 0; // each move or kernel picture gets the next number; an older one never covers a newer
+  let painted = 0;
   let paints = 0;
-  let ticket = 0;
 
-  const paint = (key, bitmap, html, alt, source) => {
+  const paint = (number, key, bitmap, html, alt, source) => {
+    if (number < painted || bitmap.width === 0) return; // older than what is shown, or let go meanwhile
+    painted = number;
     if (canvas.width !== bitmap.width || canvas.height !== bitmap.height) {
       canvas.width = bitmap.width;
       canvas.height = bitmap.height;
@@ -50,54 +52,56 @@ async function render({ model, el }) {
     canvas.dataset.paint = String(++paints); // what a test waits for
   };
 
+  // key -> {png, readouts, alt, bitmap: a promise while decoded}; a Map keeps arrival order
+  const ahead = new Map();
+  const decoded = []; // the DECODED entries decoded last
+  let near = new Set(); // the keys nearest the controls now, as the kernel plans them
+  const bitmapOf = (entry) => {
+    if (!entry.bitmap) {
+      entry.bitmap = decode(entry.png); // off the main thread
+      decoded.push(entry);
+      while (decoded.length > DECODED) {
+        const old = decoded.shift();
+        old.bitmap.then((b) => b.close());
+        old.bitmap = null;
+      }
+    }
+    return entry.bitmap;
+  };
+
   const showCurrent = async () => {
     const key = keyOf(JSON.parse(model.get("key") || "[]"));
-    if (key === shown || key === pending) {
-      if (key === shown) readouts.innerHTML = model.get("readouts");
+    if (key === shown) {
+      readouts.innerHTML = model.get("readouts");
       return;
     }
     // the kernel answers a position the controls have left (a drag): its picture of where they are comes next
     if (controls.length && key !== here()) return;
-    const mine = ++ticket;
-    const bitmap = await decode(model.get("value"));
-    if (mine === ticket) paint(key, bitmap, model.get("readouts"), model.get("alt"), "kernel");
+    const number = ++asked;
+    const found = ahead.get(key); // drawn ahead, perhaps still being decoded for the move that got here
+    const entry = found ?? remember(key, model.get("value"), model.get("readouts"), model.get("alt"));
+    paint(number, key, await bitmapOf(entry), entry.readouts, entry.alt, found ? "ahead" : "kernel");
   };
 
-  // key -> {png, readouts, alt, bitmap (while among the DECODED latest)}; a Map keeps arrival order
-  const ahead = new Map();
-  const decoded = [];
-  const keepDecoded = (entry) => {
-    decoded.push(entry);
-    while (decoded.length > DECODED) {
-      const old = decoded.shift();
-      old.bitmap?.close();
-      old.bitmap = null;
-    }
-  };
-  const keep = async (msg, buffers) => {
-    if (msg.type === "near") { // the positions nearest the controls now: decode those kept as PNG
-      for (const values of msg.keys) {
-        const entry = ahead.get(keyOf(values));
-        if (entry && !entry.bitmap) {
-          entry.bitmap = await decode(entry.png);
-          keepDecoded(entry);
-        }
-      }
-      return;
-    }
-    if (msg.type !== "ahead") return;
-    msg.keys.forEach((values, i) => {
-      const key = keyOf(values);
-      ahead.delete(key);
-      ahead.set(key, { png: buffers[i], readouts: msg.readouts[i], alt: msg.alts[i], bitmap: null });
-    });
+  // Kept as a picture ahead too: a move back to this position is painted at once.
+  const remember = (key, png, html, alt) => {
+    ahead.delete(key);
+    const entry = { values: JSON.parse(key), png, readouts: html, alt, bitmap: null };
+    ahead.set(key, entry);
     while (ahead.size > KEPT) ahead.delete(ahead.keys().next().value);
-    for (const [i, values] of msg.keys.entries()) {
-      const entry = ahead.get(keyOf(values));
-      if (entry && !entry.bitmap) {
-        entry.bitmap = await decode(buffers[i]);
-        keepDecoded(entry);
-      }
+    return entry;
+  };
+
+  const keep = (msg, buffers) => {
+    if (msg.type === "near") { // decode the positions nearest the controls now, ready to paint
+      near = new Set(msg.keys.map(keyOf));
+      near.forEach((key) => ahead.has(key) && bitmapOf(ahead.get(key)));
+    } else if (msg.type === "ahead") {
+      msg.keys.forEach((values, i) => {
+        const key = keyOf(values);
+        const entry = remember(key, buffers[i], msg.readouts[i], msg.alts[i]);
+        if (near.has(key)) bitmapOf(entry);
+      });
     }
   };
 
@@ -112,21 +116,33 @@ async function render({ model, el }) {
   } catch {
     controls = []; // no lookup: every picture comes from the kernel
   }
-  const moved = async () => {
+  // A control moved: decode the pictures along it, nearest first, those the way it moved before
+  // those behind it (a drag goes on that way).
+  let last = null;
+  const along = (moving) => {
+    const now = JSON.parse(here());
+    const way = last && typeof now[moving] === "number" ? Math.sign(now[moving] - last[moving]) : 0;
+    last = now;
+    const distance = (entry) => {
+      if (!entry.values.every((v, j) => j === moving || v === now[j])) return Infinity;
+      const v = entry.values[moving];
+      if (typeof v !== "number") return 1;
+      return Math.abs(v - now[moving]) * (Math.sign(v - now[moving]) === -way ? 3 : 1);
+    };
+    [...ahead.values()].map((entry) => [distance(entry), entry]).filter(([d]) => d < Infinity)
+      .sort((a, b) => a[0] - b[0]).slice(0, DECODED / 2).forEach(([, entry]) => bitmapOf(entry));
+  };
+  const moved = async (moving) => {
     const key = here();
     const found = ahead.get(key);
-    if (!found || key === shown) return;
-    const mine = ++ticket; // a kernel picture still being decoded is older than this one
-    if (!found.bitmap) {
-      pending = key;
-      found.bitmap = await decode(found.png); // off the main thread, without a round trip
-      keepDecoded(found);
-      if (pending === key) pending = null;
-      if (mine !== ticket) return;
+    if (found && key !== shown) {
+      const number = ++asked;
+      paint(number, key, await bitmapOf(found), found.readouts, found.alt, "ahead");
     }
-    paint(key, found.bitmap, found.readouts, found.alt, "ahead");
+    along(moving); // after this picture: its decoding goes first
   };
-  controls.forEach((control, i) => control.on(`change:${traits[i]}`, moved));
+  const listeners = controls.map((control, i) => () => moved(i));
+  controls.forEach((control, i) => control.on(`change:${traits[i]}`, listeners[i]));
   model.send({ type: "ready" });
 
   // What a test waits for: the kernel is still drawing pictures ahead ("1") or done ("0").
@@ -135,8 +151,8 @@ async function render({ model, el }) {
   drawing();
 
   return () => {
-    controls.forEach((control, i) => control.off(`change:${traits[i]}`, moved));
-    decoded.forEach((entry) => entry.bitmap?.close());
+    controls.forEach((control, i) => control.off(`change:${traits[i]}`, listeners[i]));
+    decoded.forEach((entry) => entry.bitmap?.then((b) => b.close()));
     ahead.clear();
   };
 }

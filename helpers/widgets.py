@@ -377,7 +377,7 @@ class LiveFigure:
     # Drawing ahead: while a front end shows the explorer, other positions of the controls are
     # drawn between messages and sent to its FrameView, nearest the current position first.
     AHEAD_PAUSE = 0.01  # seconds between two pictures drawn ahead: a message from the front end goes first
-    MAX_AHEAD = 250  # the FrameView keeps 256 (helpers/frame_view.js): what was sent is still there
+    MAX_AHEAD = 250  # the FrameView keeps 320 (helpers/frame_view.js, the kernel's own pictures too): what was sent is still there
     NEAR = 24  # the FrameView keeps 40 decoded: the nearest positions among them
 
     def draw_at(self, **values) -> tuple[bytes, str, str]:
@@ -428,14 +428,19 @@ class LiveFigure:
         front end (a move to a position not drawn yet) waits for one picture at most."""
         while self._ahead_plan:
             values = self._ahead_plan.pop(0)
-            key = json.dumps(self.key(values))  # as the front end holds it, before any follower moves
-            if key in self._ahead_sent:
+            try:
+                where = self.key(values)  # as the front end holds it, before any follower moves
+                key = json.dumps(where)
+                if key in self._ahead_sent:
+                    continue
+                picture, readouts, alt = self.draw_at(**values)
+            except Exception:  # a position the explorer cannot show (now): the front end asks the kernel
                 continue
             try:
-                picture, readouts, alt = self.draw_at(**values)
-            except Exception:  # a position the explorer cannot show: the front end asks the kernel
-                continue
-            self.image.send_ahead([self.key(values)], [readouts], [alt], [picture])
+                self.image.send_ahead([where], [readouts], [alt], [picture])
+            except Exception:  # the view is gone (its widget closed): nobody to draw for
+                self._ahead_plan.clear()
+                break
             self._ahead_sent[key] = (picture, self._drawn_readouts, readouts, alt)
             if len(self._ahead_sent) > self.MAX_AHEAD:
                 self._ahead_sent.pop(next(iter(self._ahead_sent)))
