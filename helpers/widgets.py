@@ -23,6 +23,7 @@ import json
 import math
 import os
 import struct
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -122,12 +123,21 @@ def _frame_view_class():
     return _FRAME_VIEW[0]
 
 
+def picture_kind() -> str:
+    """"canvas" (a FrameView, drawn ahead) or "image" (an ``ipywidgets.Image``, every picture from
+    the kernel). The canvas is tested in JupyterLab and Notebook 7; Colab and VS Code, where it is
+    not, get the image. ``ATTENTION_LAB_PICTURE=image`` or ``=canvas`` chooses."""
+    asked = os.environ.get("ATTENTION_LAB_PICTURE", "")
+    if asked in ("image", "canvas"):
+        return asked
+    untested = "google.colab" in sys.modules or "VSCODE_PID" in os.environ
+    return "image" if untested else "canvas"
+
+
 def picture_widget(alt: str = ""):
-    """The widget that shows an explorer's picture: a FrameView where anywidget is installed,
-    else an ``ipywidgets.Image`` (every picture then comes from the kernel). The environment
-    variable ``ATTENTION_LAB_PICTURE=image`` asks for the Image anyway, for a front end that
-    cannot show an anywidget."""
-    view = None if os.environ.get("ATTENTION_LAB_PICTURE") == "image" else _frame_view_class()
+    """The widget that shows an explorer's picture: a FrameView where :func:`picture_kind` says
+    canvas and anywidget is installed, else an ``ipywidgets.Image``."""
+    view = _frame_view_class() if picture_kind() == "canvas" else None
     return ipywidgets().Image(format="png") if view is None else view(alt=alt)
 
 

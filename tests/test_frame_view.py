@@ -12,6 +12,8 @@ import asyncio
 import json
 import math
 import random
+import sys
+import types
 
 import ipywidgets as widgets
 import numpy as np
@@ -20,6 +22,13 @@ import pytest
 from helpers import widgets as live_widgets
 from helpers.explorers.registry import EXPLORER_CELLS, build_explorer
 from helpers.widgets import HeatmapFrame, LiveHeatmap, picture_widget, positions_along
+
+
+def test_a_front_end_not_tested_gets_the_canvas_when_asked(monkeypatch):
+    monkeypatch.setenv("VSCODE_PID", "1")
+    assert live_widgets.picture_kind() == "image"
+    monkeypatch.setenv("ATTENTION_LAB_PICTURE", "canvas")
+    assert live_widgets.picture_kind() == "canvas" and type(picture_widget()).__name__ == "FrameView"
 
 
 def test_the_picture_is_a_frame_view_with_the_controls_it_follows():
@@ -35,10 +44,15 @@ def test_the_picture_is_a_frame_view_with_the_controls_it_follows():
     assert live.widget.children[1].children == (view,)  # the view shows its own readouts
 
 
-@pytest.mark.parametrize("why", ["anywidget missing", "asked for"])
+@pytest.mark.parametrize("why", ["anywidget missing", "asked for", "VS Code", "Colab"])
 def test_without_anywidget_the_picture_is_a_plain_image(monkeypatch, why):
+    monkeypatch.delenv("ATTENTION_LAB_PICTURE", raising=False)
     if why == "asked for":
         monkeypatch.setenv("ATTENTION_LAB_PICTURE", "image")
+    elif why == "VS Code":
+        monkeypatch.setenv("VSCODE_PID", "1")
+    elif why == "Colab":
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
         monkeypatch.setattr(live_widgets, "_FRAME_VIEW", [None])
     live = LiveHeatmap(lambda n: np.eye(n), {"n": widgets.IntSlider(value=3, min=2, max=6)})
