@@ -9,7 +9,10 @@ Korean labels comes out ragged. ``ljust``, ``rjust`` and ``center`` pad by displ
 
 from __future__ import annotations
 
+import math
 import unicodedata
+
+from .i18n import language
 
 WIDE = ("W", "F")  # unicodedata.east_asian_width: wide and fullwidth characters take two columns
 
@@ -49,3 +52,17 @@ def rjust(text: object, columns: int) -> str:
 def center(text: object, columns: int) -> str:
     """``text`` centred in ``columns`` display columns (``f"{text:^columns}"`` by width)."""
     return pad(text, columns, "^")
+
+
+
+def count(n: float, unit: float, english: str = "B") -> str:
+    """A large count rounded to ``unit`` (a power of ten), as the learner's language writes it:
+    in English in ``english`` units, "B" (10⁹: "2.15 B") or "M" (10⁶: "67 M"); in Korean in 억
+    (10⁸: "21.5억") from 10⁸ up, else in 만 (10⁴: "6,700만")."""
+    n = float(n)
+    if language() != "ko":
+        size = {"B": 1e9, "M": 1e6}[english]
+        return f"{n / size:.{max(0, round(math.log10(size / unit)))}f} {english}"
+    if abs(n) >= 1e8:
+        return f"{n / 1e8:.{max(0, round(math.log10(1e8 / unit)))}f}억"
+    return f"{round(n / unit) * unit / 1e4:,.0f}만"  # 만 groups its digits (6,700만), no decimals

@@ -3,12 +3,15 @@ since a Hangul syllable takes two columns of a cell's monospace output and ``f"{
 it as one."""
 
 import json
+import random
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from helpers.text import center, ljust, pad, rjust, width
+from helpers import i18n
+from helpers.text import center, count, ljust, pad, rjust, width
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
@@ -97,3 +100,41 @@ def test_the_opening_table_lines_up_in_both_editions():
         text = next(out for _, source, out in code_cells(path) if "cheolsu = np.array" in source and out)
         rows = text.strip().split("\n")
         assert len(rows) == 4 and len({tuple(columns_of(r, "×")) for r in rows}) == 1, rows
+
+
+@contextmanager
+def language(lang: str):
+    before = i18n.language()
+    i18n.set_language(lang)
+    try:
+        yield
+    finally:
+        i18n.set_language(before)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_count_reads_the_same_number_in_both_languages(seed):
+    rng = random.Random(seed)
+    unit = 10.0 ** rng.randint(4, 8)
+    n = rng.uniform(1e6, 2e10)
+    english = "B" if n >= 1e9 or rng.random() < 0.5 else "M"
+    with language("en"):
+        shown_en = count(n, unit, english)
+    with language("ko"):
+        shown_ko = count(n, unit, english)
+    value_en = float(shown_en[:-2]) * {"B": 1e9, "M": 1e6}[english]
+    assert shown_en.endswith(" " + english) and abs(value_en - n) <= unit, (n, unit, shown_en)
+    if shown_ko.endswith("억"):
+        value_ko = float(shown_ko[:-1]) * 1e8
+        assert n >= 1e8
+    else:
+        assert shown_ko.endswith("만") and n < 1e8 and "." not in shown_ko
+        value_ko = float(shown_ko[:-1].replace(",", "")) * 1e4
+    assert abs(value_ko - n) <= max(unit, 1e4), (n, unit, shown_ko)
+
+
+def test_a_count_as_the_notebooks_print_it():
+    with language("en"):
+        assert [count(2.15e9, 1e7), count(67_108_864, 1e6, "M"), count(0.71e9, 1e7)] == ["2.15 B", "67 M", "0.71 B"]
+    with language("ko"):
+        assert [count(2.15e9, 1e7), count(67_108_864, 1e6, "M"), count(0.71e9, 1e7)] == ["21.5억", "6,700만", "7.1억"]
