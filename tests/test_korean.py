@@ -348,6 +348,16 @@ def test_the_code_comparison_sees_code_changes_and_ignores_translations():
 # A float as a notebook prints it: 0.24, .5, 1.2e-07, 3e+02 (never a bare whole number, whose form
 # Korean sentences may change: "four heads" / "헤드 4개").
 FLOAT = re.compile(r"\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+")
+# A large count in the learner's units (helpers.text.count): "2.15 B", "67 M" / "21.5억", "6,700만".
+COUNT = re.compile(r"(\d[\d,]*(?:\.\d+)?)(?: ([BM])\b|(억|만) 개)")  # a Korean count says 개: not 0.4만큼, 2만 5천
+COUNT_UNITS = {"B": 10**9, "M": 10**6, "억": 10**8, "만": 10**4}
+
+
+def counts_and_floats(text: str) -> tuple[Counter, Counter]:
+    """The counts a text prints, as whole numbers (2.15 B and 21.5억 are both 2150000000), and
+    the floats it prints besides them."""
+    counts = Counter(round(float(m[1].replace(",", "")) * COUNT_UNITS[m[2] or m[3]]) for m in COUNT.finditer(text))
+    return counts, Counter(FLOAT.findall(COUNT.sub(" ", text)))
 
 
 def nbval_checks(cell: dict) -> bool:
@@ -381,12 +391,23 @@ def test_korean_outputs_print_the_english_floats(english, korean):
     for index, (en, ko) in enumerate(zip(en_cells, ko_cells, strict=True)):
         if en["cell_type"] != "code" or not nbval_checks(en):
             continue
-        en_floats, ko_floats = Counter(FLOAT.findall(printed_text(en))), Counter(FLOAT.findall(printed_text(ko)))
+        (en_counts, en_floats), (ko_counts, ko_floats) = counts_and_floats(printed_text(en)), counts_and_floats(printed_text(ko))
+        assert en_counts == ko_counts, (
+            f"{translations.rel(korean)} cell {index}: counts only in English {sorted((en_counts - ko_counts).elements())}, "
+            f"only in Korean {sorted((ko_counts - en_counts).elements())}")
         assert en_floats == ko_floats, (
             f"{translations.rel(korean)} cell {index}: floats only in English {sorted((en_floats - ko_floats).elements())}, "
             f"only in Korean {sorted((ko_floats - en_floats).elements())}; run make notebooks NB={translations.rel(english)}")
         compared += bool(en_floats)
     assert compared or "00_" in english.name, f"{english.name}: no printed float compared (has the output format changed?)"
+
+
+def test_a_count_is_the_same_number_in_either_unit():
+    assert counts_and_floats("all 32 layers: 2.15 B of 6.7 B; 67 M, mean 0.24") == counts_and_floats(
+        "층 32개 전부: 67억 개 가운데 21.5억 개; 6,700만 개, 평균 0.24")
+    assert counts_and_floats("2.15 B")[0] != counts_and_floats("21.6억 개")[0]
+    assert counts_and_floats("13.5 GB, 1.1 ms")[0] == Counter()  # a size or a time is no count
+    assert counts_and_floats("0.436만큼, 약 2만 5천")[0] == Counter()  # 만큼: "as much as"; a number in words
 
 
 def test_the_float_comparison_sees_a_changed_digit():
