@@ -655,9 +655,10 @@ class LiveHeatmap(LiveFigure):
 
     Drawing is layered so that each update redraws only what it changes:
 
-    - new labels (or a new shape) lay the margins out for those labels, always from where the
-      axes stood at first, so the picture of a position never depends on the positions shown
-      before it (a picture drawn ahead is the one the kernel would draw later); the colour bar,
+    - new labels (or a new shape, or a title of another height) lay the margins out for them,
+      always from where the axes stood at first, so the picture of a position never depends on
+      the positions shown before it (a picture drawn ahead is the one the kernel would draw
+      later); the colour bar,
       the frame, the ticks and the labels are then drawn once and kept, with the margins, for
       the last ``MAX_LABEL_SETS`` label sets: moving a slider back to where it was costs no
       more than an update that keeps the labels;
@@ -704,7 +705,12 @@ class LiveHeatmap(LiveFigure):
             frame = HeatmapFrame(frame)
         weights = as_matrix(frame.weights)
         n_q, n_k = weights.shape
-        key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()))
+        self.ax.title.set_text(tr(frame.title) if frame.title is not None else self._title)
+        # the margins make room for the title's height (√ and Hangul reach above 'l'), so it is part
+        # of what they are laid out for; its width moves them only where it is wider than the
+        # heatmap, which no title that changes with the controls is (tests/test_frame_history.py)
+        title_height = self.ax.title.get_window_extent(self.fig.canvas.get_renderer()).height
+        key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()), title_height)
         if key != self._layout_key:  # new shape or labels: redraw the axes once
             extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
             self.heat.set_extent(extent)
@@ -722,7 +728,6 @@ class LiveHeatmap(LiveFigure):
                     ax._set_position(active, which="active")
                 self.invalidate(layout=False)
         self.heat.set_data(weights)
-        self.ax.title.set_text(tr(frame.title) if frame.title is not None else self._title)
         blocked = np.zeros((1, 1), bool) if frame.mask is None else ~np.broadcast_to(as_matrix(frame.mask, "mask"), weights.shape)
         self.overlay.set_visible(bool(blocked.any()))  # an invisible artist costs no draw time
         if blocked.any():
