@@ -29,7 +29,7 @@ from helpers.widgets import LiveFigure, new_figure
 CONTEXTS = [2**p for p in range(8, 18)]  # 256 .. 131072 tokens
 GIB = 2**30
 GPU_GIB = 80  # an "80 GB" A100 or H100: nvidia-smi reports 81920 MiB (80.0 GiB) and 81559 MiB (79.6 GiB); a little less usable
-GPU_LABEL = N_("\"80 GB\" A100 / H100: 80.0 / 79.6 GiB of HBM (a little less usable)")
+GPU_LABEL = N_("\"80 GB\" A100 / H100: 80.0 / 79.6 GiB of HBM\n(a little less usable)")  # two short lines: clear of the curves
 PARTS = {  # right panel: FLOP groups and their colours; the first two make the attention sublayer
     N_("n × n attention"): ("attention scores q·k", "attention weights × V"),
     N_("Q, K, V, O projections"): ("Q, K, V, O projections",),
@@ -57,7 +57,7 @@ def scale_explorer(shape: DecoderShape = LLAMA2_7B) -> LiveFigure:
     (kv_dot,) = mem_ax.plot([1], [1], "s", ms=10, color=kv_line.get_color())
     cursor = mem_ax.axvline(CONTEXTS[0], color="black", lw=1, ls=":")
     mem_ax.axhline(GPU_GIB, color="grey", lw=1)
-    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 2.6, tr(GPU_LABEL), color="grey", fontsize=8)  # clear of the legend and the start cursor
+    mem_ax.text(lengths[0] * 1.25, GPU_GIB / 1.6, tr(GPU_LABEL), color="grey", fontsize=8, va="top")  # under the line: clear of the legend and the start cursor
     mem_ax.set(xlabel=tr("context length n (tokens)"), ylabel=tr("GiB"), xlim=(lengths[0] / 1.5, lengths[-1] * 1.5), ylim=(1e-3, 1e4), title=tr(f"{shape.name}: memory"))
     mem_ax.legend(loc="upper left", fontsize=8)
 
