@@ -443,7 +443,9 @@ class LiveFigure:
                 key = json.dumps(where)
                 if key in self._ahead_sent:
                     continue
+                start = time.perf_counter()
                 picture, readouts, alt = self.draw_at(**values)
+                spent = time.perf_counter() - start
             except Exception:  # a position the explorer cannot show (now): the front end asks the kernel
                 continue
             try:
@@ -454,7 +456,9 @@ class LiveFigure:
             self._ahead_sent[key] = (picture, self._drawn_readouts, readouts, alt)
             if len(self._ahead_sent) > self.MAX_AHEAD:
                 self._ahead_sent.pop(next(iter(self._ahead_sent)))
-            loop.call_later(self.AHEAD_PAUSE, self._draw_ahead, loop)
+            # rest as long as it drew (at least AHEAD_PAUSE): at most half a core, the browser and the
+            # server that carry the pictures need the other half on a 2-core machine
+            loop.call_later(max(self.AHEAD_PAUSE, spent), self._draw_ahead, loop)
             return
         self._ahead_running = self.image.drawing_ahead = False
         if self._figure_moved:  # leave the figure and readouts at the controls' position
