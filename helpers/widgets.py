@@ -662,10 +662,9 @@ class LiveHeatmap(LiveFigure):
     - new labels (or a new shape, or a title of another height) lay the margins out for them,
       always from where the axes stood at first, so the picture of a position never depends on
       the positions shown before it (a picture drawn ahead is the one the kernel would draw
-      later); the colour bar,
-      the frame, the ticks and the labels are then drawn once and kept, with the margins, for
-      the last ``MAX_LABEL_SETS`` label sets: moving a slider back to where it was costs no
-      more than an update that keeps the labels;
+      later); the colour bar, the frame, the ticks and the labels are then drawn once and kept,
+      with the margins, for the last ``MAX_LABEL_SETS`` label sets: moving a slider back to
+      where it was costs no more than an update that keeps the labels;
     - every update draws the image, the mask overlay and the title over that (blitting).
     """
 
@@ -715,7 +714,7 @@ class LiveHeatmap(LiveFigure):
         # heatmap, which no title that changes with the controls is (tests/test_frame_history.py)
         title_height = self.ax.title.get_window_extent(self.fig.canvas.get_renderer()).height
         key = (n_q, n_k, tuple(frame.query_labels or ()), tuple(frame.key_labels or ()), title_height)
-        if key != self._layout_key:  # new shape or labels: redraw the axes once
+        if key != self._layout_key:  # new shape, labels or title height: redraw the axes once
             extent = (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
             self.heat.set_extent(extent)
             self.overlay.set_extent(extent)
